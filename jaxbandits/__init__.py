@@ -1,0 +1,36 @@
+"""jaxbandits: a JAX-vectorised simulation engine for contextual bandits.
+
+Agents and environments are pure functions of explicit keys and states; :func:`simulate`,
+:func:`compare` and :func:`sweep` run whole experiments (runs, agents, hyperparameter grids) as one
+jitted program of ``lax.scan`` over rounds and ``vmap`` over runs.
+"""
+
+from jaxbandits import agents, envs, linalg
+from jaxbandits.core import Agent, Context, Env, Feedback, Spec
+from jaxbandits.plotting import plot_regret
+from jaxbandits.registry import agent_names, env_names, make_agent, make_env
+from jaxbandits.results import Result
+from jaxbandits.simulate import compare, log_spaced_steps, simulate, sweep
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Agent",
+    "Context",
+    "Env",
+    "Feedback",
+    "Result",
+    "Spec",
+    "agent_names",
+    "agents",
+    "compare",
+    "env_names",
+    "envs",
+    "linalg",
+    "log_spaced_steps",
+    "make_agent",
+    "make_env",
+    "plot_regret",
+    "simulate",
+    "sweep",
+]

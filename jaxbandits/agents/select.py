@@ -1,0 +1,37 @@
+"""Arm-selection rules shared by every agent: one place for argmax, projections and features."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from jaxbandits.core import Context
+
+__all__ = ["best_action", "chosen_features", "greedy_index", "uniform_action"]
+
+
+def greedy_index(scores: jax.Array) -> jax.Array:
+    """``argmax_k scores_k`` as int32 (first maximiser); ``scores`` of shape ``(K,)``."""
+    return jnp.argmax(scores).astype(jnp.int32)
+
+
+def best_action(context: Context, theta: jax.Array) -> jax.Array:
+    """The action maximising ``<x, theta>``: an arm index, or ``theta / ||theta||`` (sphere)."""
+    if context.arms is None:
+        return theta / jnp.maximum(jnp.linalg.norm(theta), jnp.finfo(theta.dtype).tiny)
+    return greedy_index(context.arms @ theta)
+
+
+def uniform_action(key: jax.Array, context: Context, dim: int) -> jax.Array:
+    """A uniformly random arm index, or a uniform direction on the unit sphere."""
+    if context.arms is None:
+        g = jax.random.normal(key, (dim,))
+        return g / jnp.linalg.norm(g)
+    return jax.random.randint(key, (), 0, context.arms.shape[0], jnp.int32)
+
+
+def chosen_features(context: Context, action: jax.Array) -> jax.Array:
+    """The feature vector ``(d,)`` of the played action."""
+    if context.arms is None:
+        return action
+    return context.arms[action]

@@ -1,0 +1,229 @@
+"""The contract: environments and agents as pure functions, and the small shared types.
+
+An environment and an agent are frozen pytree dataclasses. Sizes and switches are static fields
+(``struct.field(pytree_node=False)``); every numeric hyperparameter is a pytree leaf, so the runner
+can ``vmap`` over it (:func:`jaxbandits.sweep`) without recompiling.
+
+Each function is written for **one run**; the runner adds the run and grid axes with ``vmap`` and
+the time axis with ``lax.scan``::
+
+    env.spec()                                          -> Spec (static)
+    env.init(key)                                       -> env_state
+    env.observe(key, env_state, t)                      -> Context
+    env.feedback(key, env_state, context, action)       -> Feedback
+    agent.init(key, spec)                               -> agent_state
+    agent.act(state, key, context)                      -> (action, state)
+    agent.update(state, key, context, action, feedback) -> state
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, ClassVar, Literal
+
+import jax
+import jax.numpy as jnp
+from flax import struct
+
+__all__ = [
+    "ACTION_KINDS",
+    "Agent",
+    "Context",
+    "Env",
+    "Feedback",
+    "Spec",
+    "check_choice",
+    "check_positive",
+    "check_nonnegative",
+    "check_probability",
+    "float_dtype",
+]
+
+ActionKind = Literal["index", "pair", "vector"]
+ACTION_KINDS: tuple[str, ...] = ("index", "pair", "vector")
+PyTree = Any
+
+
+@struct.dataclass
+class Spec:
+    """What an environment shows an agent, fixed for the whole experiment (all static).
+
+    Attributes:
+      dim: feature dimension d of an arm (or of the action vector for ``"vector"`` actions).
+      num_arms: K, the number of arms offered per round (0 for compact action sets).
+      action_kind: ``"index"`` (an arm index in [0, K)), ``"pair"`` (two indices, dueling) or
+        ``"vector"`` (a point of a compact set such as the unit sphere, shape ``(d,)``).
+      feedback_kind: ``"reward"`` (a real reward) or ``"preference"`` (a comparison bit).
+      replay: True when the environment replays logged data; rounds whose logged action differs
+        from the agent's are not counted (``Feedback.accepted``) and there is no regret.
+    """
+
+    dim: int = struct.field(pytree_node=False)
+    num_arms: int = struct.field(pytree_node=False)
+    action_kind: str = struct.field(pytree_node=False, default="index")
+    feedback_kind: str = struct.field(pytree_node=False, default="reward")
+    replay: bool = struct.field(pytree_node=False, default=False)
+
+
+@struct.dataclass
+class Context:
+    """What the agent sees in one round.
+
+    Attributes:
+      arms: ``(K, d)`` feature vectors of the arms offered this round, or None for a compact
+        action set (the agent then returns a vector).
+    Environments that show more subclass this dataclass and add fields.
+    """
+
+    arms: jax.Array | None = None
+
+
+@struct.dataclass
+class Feedback:
+    """What one round returns.
+
+    Attributes:
+      reward: ``()`` the observed reward (or the preference bit for dueling feedback).
+      regret: ``()`` the exact instantaneous pseudo-regret, ``max_x f*(x) - f*(action)``.
+      accepted: ``()`` bool, for replay environments: whether the round counted. Always True
+        for simulated environments.
+    """
+
+    reward: jax.Array
+    regret: jax.Array
+    accepted: jax.Array | bool = True
+
+
+class Env(struct.PyTreeNode):
+    """Base class of environments: a frozen dataclass of static sizes and numeric leaves.
+
+    Subclasses implement :meth:`spec`, :meth:`init`, :meth:`observe` and :meth:`feedback`, and
+    may extend :meth:`validate` (called by the registry and the runner before any compilation).
+    """
+
+    name: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    paper: ClassVar[str] = ""
+
+    def spec(self) -> Spec:
+        raise NotImplementedError
+
+    def init(self, key: jax.Array) -> PyTree:
+        """Draws one problem instance (theta*, the arm pool, a data order...)."""
+        raise NotImplementedError
+
+    def observe(self, key: jax.Array, env_state: PyTree, t: jax.Array) -> Context:
+        """The context of round ``t`` (0-based)."""
+        raise NotImplementedError
+
+    def feedback(
+        self, key: jax.Array, env_state: PyTree, context: Context, action: jax.Array
+    ) -> Feedback:
+        """The reward of ``action`` and its exact pseudo-regret."""
+        raise NotImplementedError
+
+    def validate(self) -> None:
+        """Raises ``ValueError`` naming the field when a setting is out of range."""
+        for f in dataclasses.fields(self):
+            if f.name in ("dim", "num_arms"):
+                check_positive(self, f.name, integer=True)
+        if hasattr(self, "noise_std"):
+            check_nonnegative(self, "noise_std")
+
+
+class Agent(struct.PyTreeNode):
+    """Base class of agents: a frozen dataclass of static switches and numeric leaves.
+
+    Subclasses implement :meth:`init`, :meth:`act` and :meth:`update`, list the action kinds they
+    can play in ``action_kinds`` and may extend :meth:`validate`.
+    """
+
+    name: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    paper: ClassVar[str] = ""
+    family: ClassVar[str] = ""
+    action_kinds: ClassVar[tuple[str, ...]] = ("index",)
+
+    def init(self, key: jax.Array, spec: Spec) -> PyTree:
+        raise NotImplementedError
+
+    def act(self, state: PyTree, key: jax.Array, context: Context) -> tuple[jax.Array, PyTree]:
+        raise NotImplementedError
+
+    def update(
+        self,
+        state: PyTree,
+        key: jax.Array,
+        context: Context,
+        action: jax.Array,
+        feedback: Feedback,
+    ) -> PyTree:
+        raise NotImplementedError
+
+    def validate(self) -> None:
+        """Raises ``ValueError`` naming the field when a setting is out of range."""
+        for name in ("reg",):
+            if hasattr(self, name):
+                check_positive(self, name)
+        for name in ("noise_std", "explore_scale", "perturb_std", "prior_scale"):
+            if hasattr(self, name):
+                check_nonnegative(self, name)
+        for name in ("ensemble_size", "num_grad_steps", "update_every", "width", "depth",
+                     "buffer_size", "batch_size"):
+            if hasattr(self, name):
+                check_positive(self, name, integer=True)
+
+
+# ------------------------------------------------------------------------------------------------
+# Validation helpers (run on concrete values, before any tracing).
+
+
+def _values(value: Any) -> list[float]:
+    try:
+        import numpy as np
+
+        return [float(v) for v in np.ravel(np.asarray(value, dtype=float))]
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"expected a number, got {value!r}") from err
+
+
+def _owner(obj: Any) -> str:
+    return getattr(obj, "name", "") or type(obj).__name__
+
+
+def check_positive(obj: Any, field: str, *, integer: bool = False) -> None:
+    """Raises ``ValueError`` unless ``obj.field`` is positive (and an integer if asked)."""
+    value = getattr(obj, field)
+    for v in _values(value):
+        if not math.isfinite(v) or v <= 0 or (integer and v != int(v)):
+            kind = "a positive integer" if integer else "a positive finite number"
+            raise ValueError(f"{_owner(obj)}: {field} must be {kind}, got {value!r}")
+
+
+def check_nonnegative(obj: Any, field: str) -> None:
+    """Raises ``ValueError`` unless ``obj.field`` is finite and >= 0."""
+    value = getattr(obj, field)
+    for v in _values(value):
+        if not math.isfinite(v) or v < 0:
+            raise ValueError(f"{_owner(obj)}: {field} must be finite and >= 0, got {value!r}")
+
+
+def check_probability(obj: Any, field: str) -> None:
+    """Raises ``ValueError`` unless ``obj.field`` lies in the open interval (0, 1)."""
+    value = getattr(obj, field)
+    for v in _values(value):
+        if not 0 < v < 1:
+            raise ValueError(f"{_owner(obj)}: {field} must lie in (0, 1), got {value!r}")
+
+
+def check_choice(obj: Any, field: str, choices: tuple[str, ...]) -> None:
+    """Raises ``ValueError`` unless ``obj.field`` is one of ``choices``."""
+    value = getattr(obj, field)
+    if value not in choices:
+        raise ValueError(f"{_owner(obj)}: {field} must be one of {choices}, got {value!r}")
+
+
+def float_dtype() -> jnp.dtype:
+    """The default float dtype: float32, or float64 when ``jax_enable_x64`` is on."""
+    return jnp.result_type(float)
