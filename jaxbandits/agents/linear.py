@@ -113,12 +113,13 @@ class LinUCB(RidgeAgent):
         super().validate()
         check_probability(self, "delta")
 
-    def act(self, state: RidgeState, key: jax.Array, context: Context):
+    def scores(self, state: RidgeState, arms: jax.Array) -> jax.Array:
+        """The optimistic index of each arm, ``(K,)`` for arms ``(K, d)``."""
         radius = oful_radius(state, self.reg, self.noise_std, self.delta, self.param_bound)
-        scores = context.arms @ state.mean + self.explore_scale * radius * ridge_widths(
-            state, context.arms
-        )
-        return greedy_index(scores), state
+        return arms @ state.mean + self.explore_scale * radius * ridge_widths(state, arms)
+
+    def act(self, state: RidgeState, key: jax.Array, context: Context):
+        return greedy_index(self.scores(state, context.arms)), state
 
 
 @register_agent

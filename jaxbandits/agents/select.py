@@ -17,8 +17,10 @@ def greedy_index(scores: jax.Array) -> jax.Array:
 
 def best_action(context: Context, theta: jax.Array) -> jax.Array:
     """The action maximising ``<x, theta>``: an arm index, or ``theta / ||theta||`` (sphere)."""
-    if context.arms is None:
-        return theta / jnp.maximum(jnp.linalg.norm(theta), jnp.finfo(theta.dtype).tiny)
+    if context.arms is None:  # ties (theta = 0) go to the first basis vector, as argmax does
+        norm = jnp.linalg.norm(theta)
+        first = jnp.zeros_like(theta).at[0].set(1.0)
+        return jnp.where(norm > 0, theta / jnp.where(norm > 0, norm, 1.0), first)
     return greedy_index(context.arms @ theta)
 
 

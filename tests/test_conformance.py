@@ -1,0 +1,60 @@
+"""One conformance suite over the whole agent registry (new agents get it for free).
+
+Every registered agent, jitted on a tiny environment of each action kind it supports: no
+recompilation on a second call, ``update`` keeps the state's tree, shapes and dtypes, the action
+is valid, and over a short horizon it beats uniform random play.
+"""
+
+from __future__ import annotations
+
+import chex
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxbandits as jb
+from jaxbandits.registry import AGENTS
+
+TINY = {
+    "index": jb.make_env("linear", dim=3, num_arms=5),
+    "vector": jb.make_env("linear-sphere", dim=3),
+}
+CASES = [(name, kind) for name, cls in AGENTS.items() for kind in cls.action_kinds if kind in TINY]
+
+
+@pytest.mark.parametrize("name, kind", CASES)
+def test_agent_contract(name, kind):
+    env, agent = TINY[kind], jb.make_agent(name)
+    spec = env.spec()
+    env_state = env.init(jax.random.key(0))
+    state = agent.init(jax.random.key(1), spec)
+
+    @jax.jit
+    @chex.assert_max_traces(n=1)
+    def step(state, key):
+        key_obs, key_act, key_fb, key_upd = jax.random.split(key, 4)
+        context = env.observe(key_obs, env_state, jnp.int32(0))
+        action, acted = agent.act(state, key_act, context)
+        feedback = env.feedback(key_fb, env_state, context, action)
+        return action, agent.update(acted, key_upd, context, action, feedback)
+
+    chex.clear_trace_counter()
+    for i in range(3):  # a second and third call must not retrace
+        action, new_state = step(state, jax.random.key(10 + i))
+        chex.assert_trees_all_equal_shapes_and_dtypes(new_state, state)
+        state = new_state
+    if kind == "index":
+        assert action.shape == () and jnp.issubdtype(action.dtype, jnp.integer)
+        assert 0 <= int(action) < spec.num_arms
+    else:
+        assert action.shape == (spec.dim,)
+        np.testing.assert_allclose(jnp.linalg.norm(action), 1.0, rtol=1e-5)
+
+
+@pytest.mark.parametrize("name, kind", [c for c in CASES if c[0] != "random"])
+def test_agent_beats_uniform_random(name, kind):
+    env = TINY[kind]
+    results = jb.compare(env, {"random": jb.make_agent("random"), name: jb.make_agent(name)},
+                         0, horizon=300, num_runs=16, progress=False)
+    assert results[name].final()[0] < 0.7 * results["random"].final()[0]
