@@ -157,7 +157,7 @@ def _print_table(results) -> None:
     table = Table(title="final cumulative regret")
     for column in ("agent", "regret (mean ± 95% CI)", "wall (s)", "compile (s)",
                    "seed-steps/s"):
-        table.add_column(column, justify="left" if column == "agent" else "right")
+        table.add_column(column, justify="left" if column == "agent" else "right", no_wrap=True)
     for name, r in results.items():
         mean, half = r.final()
         table.add_row(name, f"{mean:,.2f} ± {half:,.2f}", f"{r.wall_time:.2f}",
