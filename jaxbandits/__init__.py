@@ -5,7 +5,7 @@ Agents and environments are pure functions of explicit keys and states; :func:`s
 jitted program of ``lax.scan`` over rounds and ``vmap`` over runs.
 """
 
-from jaxbandits import agents, envs, linalg
+from jaxbandits import agents, envs, linalg, nets
 from jaxbandits.core import Agent, Context, Env, Feedback, Spec
 from jaxbandits.plotting import plot_regret
 from jaxbandits.registry import agent_names, env_names, make_agent, make_env
@@ -30,6 +30,7 @@ __all__ = [
     "log_spaced_steps",
     "make_agent",
     "make_env",
+    "nets",
     "plot_regret",
     "simulate",
     "sweep",

@@ -22,10 +22,25 @@ TINY = {
 }
 CASES = [(name, kind) for name, cls in AGENTS.items() for kind in cls.action_kinds if kind in TINY]
 
+# Cheaper settings for the costly agents at these tiny sizes (the contract is the same; full
+# defaults are exercised in each family's own tests).
+SMALL = {
+    "neural-es": dict(ensemble_size=5, num_grad_steps=10),
+    "neural-ucb": dict(num_grad_steps=20),
+    "neural-ts": dict(num_grad_steps=20),
+    "glm-es": dict(warmup=30),  # the default tau = 500 design rounds exceed T = 300
+    "glm-es-dt": dict(agent=jb.agents.GLMES(ensemble_size=20, warmup=10)),
+    "neural-es-dt": dict(agent=jb.agents.NeuralES(ensemble_size=5, num_grad_steps=10)),
+}
+
+
+def _agent(name):
+    return jb.make_agent(name, **SMALL.get(name, {}))
+
 
 @pytest.mark.parametrize("name, kind", CASES)
 def test_agent_contract(name, kind):
-    env, agent = TINY[kind], jb.make_agent(name)
+    env, agent = TINY[kind], _agent(name)
     spec = env.spec()
     env_state = env.init(jax.random.key(0))
     state = agent.init(jax.random.key(1), spec)
@@ -55,6 +70,6 @@ def test_agent_contract(name, kind):
 @pytest.mark.parametrize("name, kind", [c for c in CASES if c[0] != "random"])
 def test_agent_beats_uniform_random(name, kind):
     env = TINY[kind]
-    results = jb.compare(env, {"random": jb.make_agent("random"), name: jb.make_agent(name)},
+    results = jb.compare(env, {"random": jb.make_agent("random"), name: _agent(name)},
                          0, horizon=300, num_runs=16, progress=False)
     assert results[name].final()[0] < 0.7 * results["random"].final()[0]

@@ -1,5 +1,11 @@
 """Closed-form linear algebra shared by every linear agent."""
 
+from jaxbandits.linalg.design import (
+    design_variance,
+    g_optimal_design,
+    round_design,
+    rounding_threshold,
+)
 from jaxbandits.linalg.ensemble import (
     FACTOR_INITS,
     EnsembleState,
@@ -9,6 +15,22 @@ from jaxbandits.linalg.ensemble import (
     factor_calibration,
     kalman_gain,
     prior_factor,
+)
+from jaxbandits.linalg.glm import (
+    LINKS,
+    REDUCTIONS,
+    GLMData,
+    glm_data_accumulate,
+    glm_data_add,
+    glm_data_init,
+    glm_gd,
+    glm_grad,
+    glm_hessian,
+    glm_loss,
+    glm_newton,
+    link_cumulant,
+    link_mean,
+    link_slope,
 )
 from jaxbandits.linalg.perturb import (
     PERTURBATIONS,
@@ -28,17 +50,33 @@ from jaxbandits.linalg.ridge import (
 )
 
 __all__ = [
-    "FACTOR_INITS",
-    "PERTURBATIONS",
-    "REFERENCES",
     "EnsembleState",
+    "FACTOR_INITS",
+    "GLMData",
+    "LINKS",
+    "PERTURBATIONS",
+    "REDUCTIONS",
+    "REFERENCES",
     "RidgeState",
     "check_distribution",
+    "design_variance",
     "ensemble_init",
     "ensemble_sample",
     "ensemble_update",
     "factor_calibration",
+    "g_optimal_design",
+    "glm_data_accumulate",
+    "glm_data_add",
+    "glm_data_init",
+    "glm_gd",
+    "glm_grad",
+    "glm_hessian",
+    "glm_loss",
+    "glm_newton",
     "kalman_gain",
+    "link_cumulant",
+    "link_mean",
+    "link_slope",
     "perturbation_sample",
     "prior_factor",
     "reference_sample",
@@ -47,5 +85,7 @@ __all__ = [
     "ridge_sample",
     "ridge_update",
     "ridge_widths",
+    "round_design",
+    "rounding_threshold",
     "update_index_set",
 ]
