@@ -2,7 +2,9 @@
 
 ``jaxbandits run`` with no arguments runs the built-in default experiment: the ``linear``
 environment (d = 20, K = 50), T = 10,000, 200 runs, every registered linear agent, and writes the
-saved results, ``summary.md`` and ``regret.png`` to a results folder.
+saved results, ``summary.md`` and ``regret.png`` to a results folder. For a replay environment
+(logged data such as ``obd-replay``) the table and the plot (``ctr.png``) show the final
+click-through rate over accepted rounds instead of regret.
 """
 
 from __future__ import annotations
@@ -120,13 +122,15 @@ def _run(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     for name, result in results.items():
         result.save(out / name)
-    jb.plot_regret(results, out / "regret.png", log_x=args.log_x,
+    replay = env.spec().replay
+    plot_name = "ctr.png" if replay else "regret.png"
+    jb.plot_regret(results, out / plot_name, log_x=args.log_x,
                    title=f"{args.env}: T = {args.horizon:,}, {args.runs} runs")
     table = _table(results)
     (out / "summary.md").write_text(
         f"# {args.env}, T = {args.horizon}, {args.runs} runs, seed {args.seed}\n\n{table}\n")
     _print_table(results)
-    print(f"results written to {out}/ (summary.md, regret.png, <agent>.npz/.json)")
+    print(f"results written to {out}/ (summary.md, {plot_name}, <agent>.npz/.json)")
     return 0
 
 
@@ -140,12 +144,25 @@ def _describe(env) -> str:
     return ", ".join(parts)
 
 
+def _replay(results) -> bool:
+    return any(r.replay for r in results.values())
+
+
+def _headline(r) -> str:
+    """The final metric with its 95% half-width: regret, or for replay results the CTR and the
+    mean number of accepted rounds."""
+    mean, half = r.final()
+    if r.replay:
+        return f"{mean:.4f} ± {half:.4f} ({r.final('accepted')[0]:,.0f} accepted)"
+    return f"{mean:,.2f} ± {half:,.2f}"
+
+
 def _table(results) -> str:
-    lines = ["| agent | final regret (mean ± 95% CI) | wall time (s) | compile (s) | "
-             "seed-steps/s |", "|---|---|---|---|---|"]
+    what = "final CTR (mean ± 95% CI)" if _replay(results) else "final regret (mean ± 95% CI)"
+    lines = [f"| agent | {what} | wall time (s) | compile (s) | seed-steps/s |",
+             "|---|---|---|---|---|"]
     for name, r in results.items():
-        mean, half = r.final()
-        lines.append(f"| {name} | {mean:,.2f} ± {half:,.2f} | {r.wall_time:.2f} | "
+        lines.append(f"| {name} | {_headline(r)} | {r.wall_time:.2f} | "
                      f"{r.compile_time:.2f} | {r.seed_steps_per_second:,.0f} |")
     return "\n".join(lines)
 
@@ -154,14 +171,19 @@ def _print_table(results) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title="final cumulative regret")
-    for column in ("agent", "regret (mean ± 95% CI)", "wall (s)", "compile (s)",
-                   "seed-steps/s"):
+    replay = _replay(results)
+    table = Table(title="final click-through rate (replay)" if replay
+                  else "final cumulative regret")
+    columns = ["agent", "CTR (mean ± 95% CI)", "accepted"] if replay else [
+        "agent", "regret (mean ± 95% CI)"]
+    for column in columns + ["wall (s)", "compile (s)", "seed-steps/s"]:
         table.add_column(column, justify="left" if column == "agent" else "right", no_wrap=True)
     for name, r in results.items():
         mean, half = r.final()
-        table.add_row(name, f"{mean:,.2f} ± {half:,.2f}", f"{r.wall_time:.2f}",
-                      f"{r.compile_time:.2f}", f"{r.seed_steps_per_second:,.0f}")
+        cells = [f"{mean:.4f} ± {half:.4f}", f"{r.final('accepted')[0]:,.0f}"] if r.replay \
+            else [f"{mean:,.2f} ± {half:,.2f}"]
+        table.add_row(name, *cells, f"{r.wall_time:.2f}", f"{r.compile_time:.2f}",
+                      f"{r.seed_steps_per_second:,.0f}")
     Console().print(table)
 
 

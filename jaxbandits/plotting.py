@@ -1,4 +1,5 @@
-"""Regret curves of several results with 95% confidence bands, written as PNG."""
+"""Regret curves (CTR curves for replay results) of several results with 95% confidence bands,
+written as PNG."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ def plot_regret(
     results: Mapping[str, Result] | Sequence[Result] | Result,
     path: str | Path | None = None,
     *,
-    metric: str = "regret",
+    metric: str | None = None,
     log_x: bool = False,
     log_y: bool = False,
     band: bool = True,
@@ -28,7 +29,9 @@ def plot_regret(
     Args:
       results: ``{label: Result}`` (as returned by ``compare`` / ``sweep``), a list, or one result.
       path: if given, the figure is written there as PNG.
-      metric: ``"regret"``, ``"reward"`` or ``"ctr"`` (replay results).
+      metric: ``"regret"``, ``"reward"``, or for replay results ``"ctr"`` or ``"accepted"``;
+        default: the results' :attr:`~jaxbandits.Result.default_metric` (regret, or CTR when
+        the results are replay results).
       log_x / log_y: logarithmic axes.
       band: shade the 95% Student-t confidence band of the mean.
       title: the axes' title.
@@ -47,6 +50,12 @@ def plot_regret(
         results = {results.name or "agent": results}
     elif not isinstance(results, Mapping):
         results = {r.name or f"result {i}": r for i, r in enumerate(results)}
+    if metric is None:
+        defaults = {r.default_metric for r in results.values()}
+        if len(defaults) > 1:
+            raise ValueError("plot_regret: replay and non-replay results have different default "
+                             "metrics; pass metric='reward' to plot them together")
+        metric = defaults.pop() if defaults else "regret"
     if ax is None:
         fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=120)
     else:
@@ -57,9 +66,11 @@ def plot_regret(
         if band and result.num_runs > 1:
             lower, upper = result.confidence_band(metric)
             ax.fill_between(steps, lower, upper, color=line.get_color(), alpha=0.2, linewidth=0)
-    ax.set_xlabel("round t")
+    replay = any(r.replay for r in results.values())
+    ax.set_xlabel("logged events t" if replay else "round t")
     ax.set_ylabel({"regret": "cumulative regret", "reward": "cumulative reward",
-                   "ctr": "click-through rate"}.get(metric, metric))
+                   "ctr": "click-through rate (accepted rounds)",
+                   "accepted": "accepted rounds"}.get(metric, metric))
     if log_x:
         ax.set_xscale("log")
     if log_y:

@@ -3,6 +3,11 @@
 A result holds cumulative regret and reward for every run at the recorded steps (log-spaced by
 default), plus timing and the configuration of the environment and the agent. It saves as an
 ``.npz`` of arrays beside a ``.json`` of metadata; no pickle.
+
+Replay environments (logged data, ``Spec.replay``) have no regret: their results also hold the
+cumulative number of accepted rounds, and their headline metric (:attr:`Result.default_metric`,
+used by :meth:`Result.final`, :meth:`Result.mean`, the plots and the command line) is the
+click-through rate ``CTR = reward over accepted rounds / accepted rounds`` instead of regret.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ class Result:
       cumulative_regret: ``(runs, S)`` cumulative pseudo-regret.
       cumulative_reward: ``(runs, S)`` cumulative observed reward.
       accepted: ``(runs, S)`` cumulative number of accepted rounds (replay environments), or None.
+        With it, ``cumulative_reward`` sums the rewards of accepted rounds only.
       wall_time: seconds spent running, compile excluded.
       compile_time: seconds spent compiling.
       name: a label (the agent's name, or a grid point's).
@@ -66,26 +72,44 @@ class Result:
         return int(self.steps[-1])
 
     @property
+    def replay(self) -> bool:
+        """Whether this is a replay result (it records accepted rounds; regret is not defined)."""
+        return self.accepted is not None
+
+    @property
+    def default_metric(self) -> str:
+        """The headline metric: ``"ctr"`` for replay results, else ``"regret"``."""
+        return "ctr" if self.replay else "regret"
+
+    @property
     def seed_steps_per_second(self) -> float:
         """Rounds played per second of wall time, summed over runs (compile excluded)."""
         return self.num_runs * self.horizon / max(self.wall_time, 1e-12)
 
-    def _metric(self, metric: str) -> np.ndarray:
+    def _metric(self, metric: str | None) -> np.ndarray:
+        metric = self.default_metric if metric is None else metric
         if metric == "regret":
             return self.cumulative_regret
         if metric == "reward":
             return self.cumulative_reward
-        if metric == "ctr":  # replay: average reward over the accepted rounds
+        if metric in ("ctr", "accepted"):  # replay only
             if self.accepted is None:
-                raise ValueError("metric 'ctr' needs a replay result (with `accepted`)")
-            return self.cumulative_reward / np.maximum(self.accepted, 1)
-        raise ValueError(f"metric must be 'regret', 'reward' or 'ctr', got {metric!r}")
+                raise ValueError(f"metric {metric!r} needs a replay result (with `accepted`)")
+            if metric == "accepted":
+                return self.accepted
+            return self.cumulative_reward / np.maximum(self.accepted, 1)  # 0 before any
+        raise ValueError(f"metric must be 'regret', 'reward', 'ctr' or 'accepted', got "
+                         f"{metric!r}")
 
-    def mean(self, metric: str = "regret") -> np.ndarray:
-        """``(S,)`` mean over runs of the cumulative ``metric``."""
+    def mean(self, metric: str | None = None) -> np.ndarray:
+        """``(S,)`` mean over runs of ``metric`` (default :attr:`default_metric`).
+
+        Metrics: ``"regret"`` and ``"reward"`` (cumulative), and for replay results ``"ctr"``
+        (each run's clicks over its accepted rounds so far) and ``"accepted"`` (cumulative).
+        """
         return self._metric(metric).mean(axis=0)
 
-    def confidence_band(self, metric: str = "regret") -> tuple[np.ndarray, np.ndarray]:
+    def confidence_band(self, metric: str | None = None) -> tuple[np.ndarray, np.ndarray]:
         """``(lower, upper)``, each ``(S,)``: the 95% Student-t confidence band of the mean."""
         values = self._metric(metric)
         mean = values.mean(axis=0)
@@ -95,13 +119,18 @@ class Result:
         half = t_quantile(n - 1) * values.std(axis=0, ddof=1) / math.sqrt(n)
         return mean - half, mean + half
 
-    def final(self, metric: str = "regret") -> tuple[float, float]:
-        """``(mean, half-width of its 95% confidence interval)`` at the last step."""
+    def final(self, metric: str | None = None) -> tuple[float, float]:
+        """``(mean, half-width of its 95% confidence interval)`` at the last step.
+
+        The metric defaults to :attr:`default_metric`: final cumulative regret, or for a replay
+        result the final CTR.
+        """
         lower, upper = self.confidence_band(metric)
         return float(self.mean(metric)[-1]), float((upper[-1] - lower[-1]) / 2)
 
     def plot(self, path: str | Path | None = None, **kwargs):
-        """Plots this result's regret curve (see :func:`jaxbandits.plotting.plot_regret`)."""
+        """Plots this result's regret (replay: CTR) curve (see
+        :func:`jaxbandits.plotting.plot_regret`)."""
         from jaxbandits.plotting import plot_regret
 
         return plot_regret({self.name or "agent": self}, path=path, **kwargs)

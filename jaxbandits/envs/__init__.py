@@ -1,5 +1,19 @@
 """Environments, one module per family; each registers itself by name."""
 
+from jaxbandits.envs.datasets import (
+    ClassificationEnv,
+    ClassificationEnvState,
+    DataNotFoundError,
+    DataTable,
+    DigitsEnv,
+    MagicEnv,
+    RowContext,
+    ShuttleEnv,
+    block_features,
+    download,
+    load_dataset,
+    make_table,
+)
 from jaxbandits.envs.ensemble_pp import FreqRussoEnv, LinearVaryingEnv, RussoEnv, VaryingContext
 from jaxbandits.envs.linear import LinearEnv, LinearEnvState, LinearSphereEnv, draw_vectors
 from jaxbandits.envs.logistic import LogisticBernoulliEnv, LogisticEnv
@@ -10,21 +24,45 @@ from jaxbandits.envs.nonlinear import (
     QuadraticEnv,
     RandomMLPEnv,
 )
+from jaxbandits.envs.replay import (
+    LoggedData,
+    OBDReplayEnv,
+    OBDReplayState,
+    ReplayContext,
+    load_obd,
+)
 
 __all__ = [
+    "ClassificationEnv",
+    "ClassificationEnvState",
+    "DataNotFoundError",
+    "DataTable",
+    "DigitsEnv",
     "DistanceEnv",
     "FreqRussoEnv",
     "LinearEnv",
     "LinearEnvState",
     "LinearSphereEnv",
     "LinearVaryingEnv",
+    "LoggedData",
     "LogisticBernoulliEnv",
     "LogisticEnv",
+    "MagicEnv",
     "NonlinearEnv",
     "NonlinearEnvState",
+    "OBDReplayEnv",
+    "OBDReplayState",
     "QuadraticEnv",
     "RandomMLPEnv",
+    "ReplayContext",
+    "RowContext",
     "RussoEnv",
+    "ShuttleEnv",
     "VaryingContext",
+    "block_features",
+    "download",
     "draw_vectors",
+    "load_dataset",
+    "load_obd",
+    "make_table",
 ]
