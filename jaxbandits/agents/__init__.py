@@ -46,6 +46,15 @@ from jaxbandits.agents.neural import (
     NeuralUCB,
     NeuralUCBState,
 )
+from jaxbandits.agents.neurallog import (
+    NCBFUCB,
+    NeuralLogAgent,
+    NeuralLogState,
+    NeuralLogTS1,
+    NeuralLogTS2,
+    NeuralLogUCB1,
+    NeuralLogUCB2,
+)
 from jaxbandits.agents.select import best_action, chosen_features, greedy_index, uniform_action
 
 __all__ = [
@@ -71,10 +80,17 @@ __all__ = [
     "LinUCB",
     "LogisticUCB1",
     "LogisticUCBState",
+    "NCBFUCB",
     "NeuralAgent",
     "NeuralES",
     "NeuralESDT",
     "NeuralESState",
+    "NeuralLogAgent",
+    "NeuralLogState",
+    "NeuralLogTS1",
+    "NeuralLogTS2",
+    "NeuralLogUCB1",
+    "NeuralLogUCB2",
     "NeuralTS",
     "NeuralUCB",
     "NeuralUCBState",

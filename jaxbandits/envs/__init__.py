@@ -31,6 +31,7 @@ from jaxbandits.envs.replay import (
     ReplayContext,
     load_obd,
 )
+from jaxbandits.envs.synthetic import NeuralLogSyntheticEnv, SyntheticState
 
 __all__ = [
     "ClassificationEnv",
@@ -48,6 +49,7 @@ __all__ = [
     "LogisticBernoulliEnv",
     "LogisticEnv",
     "MagicEnv",
+    "NeuralLogSyntheticEnv",
     "NonlinearEnv",
     "NonlinearEnvState",
     "OBDReplayEnv",
@@ -58,6 +60,7 @@ __all__ = [
     "RowContext",
     "RussoEnv",
     "ShuttleEnv",
+    "SyntheticState",
     "VaryingContext",
     "block_features",
     "download",
