@@ -57,6 +57,10 @@ class Spec:
       feedback_kind: ``"reward"`` (a real reward) or ``"preference"`` (a comparison bit).
       replay: True when the environment replays logged data; rounds whose logged action differs
         from the agent's are not counted (``Feedback.accepted``) and there is no regret.
+      fixed_arms: True when the arm set is the same in every round of a run (``Context.arms``
+        is the same ``(K, d)`` array in every round, arm k always the same vector), so agents
+        may keep per-arm statistics across rounds (LinUCB's incremental widths). False unless
+        the environment guarantees it.
     """
 
     dim: int = struct.field(pytree_node=False)
@@ -64,6 +68,7 @@ class Spec:
     action_kind: str = struct.field(pytree_node=False, default="index")
     feedback_kind: str = struct.field(pytree_node=False, default="reward")
     replay: bool = struct.field(pytree_node=False, default=False)
+    fixed_arms: bool = struct.field(pytree_node=False, default=False)
 
 
 @struct.dataclass

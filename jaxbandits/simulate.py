@@ -141,18 +141,17 @@ def chunk_run(
 ) -> Carry:
     """Plays rounds ``start, ..., start + length - 1`` of one run (those before ``horizon``).
 
-    ``start`` and ``horizon`` are shared by all runs, so the ``cond`` stays a real branch under
-    ``vmap``; it only skips the padding rounds of a last, shorter chunk.
+    ``start`` and ``horizon`` are shared by all runs, so the trip count ``min(length, horizon -
+    start)`` is not batched under ``vmap`` and a last, shorter chunk simply stops early. The loop
+    body is the bare round (no ``cond`` around it), so XLA hoists what does not change between
+    rounds, such as functions of a fixed arm set, out of the loop.
     """
 
-    def body(carry: Carry, offset: jax.Array) -> tuple[Carry, None]:
-        t = start + offset
-        carry = jax.lax.cond(
-            t < horizon, lambda c: step_run(env, agent, c, t, steps), lambda c: c, carry
-        )
-        return carry, None
+    def body(offset: jax.Array, carry: Carry) -> Carry:
+        return step_run(env, agent, carry, start + offset, steps)
 
-    return jax.lax.scan(body, carry, jnp.arange(length, dtype=jnp.int32))[0]
+    stop = jnp.clip(horizon - start, 0, length).astype(jnp.int32)
+    return jax.lax.fori_loop(jnp.zeros((), jnp.int32), stop, body, carry)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -37,7 +37,15 @@ from jaxbandits.agents.glm import (
     LogisticUCBState,
     UCBGLMState,
 )
-from jaxbandits.agents.linear import Greedy, LinTS, LinUCB, RandomAgent, RidgeAgent, oful_radius
+from jaxbandits.agents.linear import (
+    Greedy,
+    LinTS,
+    LinUCB,
+    LinUCBState,
+    RandomAgent,
+    RidgeAgent,
+    oful_radius,
+)
 from jaxbandits.agents.neural import (
     NeuralAgent,
     NeuralES,
@@ -78,6 +86,7 @@ __all__ = [
     "LinPHEState",
     "LinTS",
     "LinUCB",
+    "LinUCBState",
     "LogisticUCB1",
     "LogisticUCBState",
     "NCBFUCB",

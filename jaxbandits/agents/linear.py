@@ -10,13 +10,21 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+from flax import struct
 
 from jaxbandits.agents.select import best_action, chosen_features, greedy_index, uniform_action
 from jaxbandits.core import Agent, Context, Feedback, Spec, check_probability
-from jaxbandits.linalg import RidgeState, ridge_init, ridge_sample, ridge_update, ridge_widths
+from jaxbandits.linalg import (
+    RidgeState,
+    ridge_init,
+    ridge_sample,
+    ridge_sq_widths_update,
+    ridge_update,
+    ridge_widths,
+)
 from jaxbandits.registry import register_agent
 
-__all__ = ["Greedy", "LinTS", "LinUCB", "RandomAgent", "RidgeAgent", "oful_radius"]
+__all__ = ["Greedy", "LinTS", "LinUCB", "LinUCBState", "RandomAgent", "RidgeAgent", "oful_radius"]
 
 
 @register_agent
@@ -90,6 +98,20 @@ def oful_radius(state: RidgeState, reg, noise_std, delta, param_bound) -> jax.Ar
     return width + jnp.sqrt(reg) * param_bound
 
 
+class LinUCBState(struct.PyTreeNode):
+    """LinUCB's state on a fixed arm set (``spec.fixed_arms``): the ridge statistic and widths.
+
+    Attributes:
+      ridge: the ridge statistic (:class:`~jaxbandits.linalg.RidgeState`).
+      sq_widths: ``(K,)`` the squared widths ``x_k^T V_t^{-1} x_k`` of the run's arms, kept by
+        Sherman-Morrison (:func:`~jaxbandits.linalg.ridge_sq_widths_update`); set from the arms
+        in the first round (``ridge.count == 0``), when the agent first sees them.
+    """
+
+    ridge: RidgeState
+    sq_widths: jax.Array
+
+
 @register_agent
 class LinUCB(RidgeAgent):
     """LinUCB / OFUL: ``argmax_k <x_k, mean_t> + explore_scale * beta_t * ||x_k||_{V_t^{-1}}``.
@@ -98,6 +120,12 @@ class LinUCB(RidgeAgent):
     parameter-norm bound ``param_bound``; ``explore_scale`` tunes it (the papers tune it over a
     small grid). The width is the square-rooted norm (the anytime paper's harness omits the root,
     a quirk noted in seed-000 section 2.8).
+
+    Cost per round: on a fixed arm set (``spec.fixed_arms``) the state is a
+    :class:`LinUCBState` whose squared widths are downdated by Sherman-Morrison,
+    ``w_k <- w_k - (x_k^T V^{-1} x_t)^2 / (1 + x_t^T V^{-1} x_t)``, O(K d + d^2); otherwise
+    (fresh or varying arms) the state is a :class:`~jaxbandits.linalg.RidgeState` and the widths
+    are recomputed, O(K d^2). Both play the same actions (up to rounding).
     """
 
     name = "lin-ucb"
@@ -113,13 +141,52 @@ class LinUCB(RidgeAgent):
         super().validate()
         check_probability(self, "delta")
 
-    def scores(self, state: RidgeState, arms: jax.Array) -> jax.Array:
-        """The optimistic index of each arm, ``(K,)`` for arms ``(K, d)``."""
-        radius = oful_radius(state, self.reg, self.noise_std, self.delta, self.param_bound)
-        return arms @ state.mean + self.explore_scale * radius * ridge_widths(state, arms)
+    def init(self, key: jax.Array, spec: Spec) -> RidgeState | LinUCBState:
+        ridge = ridge_init(spec.dim, self.reg)
+        if not spec.fixed_arms:
+            return ridge
+        return LinUCBState(ridge=ridge, sq_widths=jnp.zeros((spec.num_arms,), ridge.mean.dtype))
 
-    def act(self, state: RidgeState, key: jax.Array, context: Context):
-        return greedy_index(self.scores(state, context.arms)), state
+    def scores(self, state: RidgeState | LinUCBState, arms: jax.Array) -> jax.Array:
+        """The optimistic index of each arm, ``(K,)`` for arms ``(K, d)``."""
+        if isinstance(state, LinUCBState):
+            ridge, widths = state.ridge, jnp.sqrt(self._sq_widths(state, arms))
+        else:
+            ridge, widths = state, ridge_widths(state, arms)
+        radius = oful_radius(ridge, self.reg, self.noise_std, self.delta, self.param_bound)
+        return arms @ ridge.mean + self.explore_scale * radius * widths
+
+    def act(self, state: RidgeState | LinUCBState, key: jax.Array, context: Context):
+        action = greedy_index(self.scores(state, context.arms))
+        if isinstance(state, LinUCBState):  # keep the first round's widths for update
+            state = state.replace(sq_widths=self._sq_widths(state, context.arms))
+        return action, state
+
+    def update(
+        self,
+        state: RidgeState | LinUCBState,
+        key: jax.Array,
+        context: Context,
+        action: jax.Array,
+        feedback: Feedback,
+    ) -> RidgeState | LinUCBState:
+        if not isinstance(state, LinUCBState):
+            return super().update(state, key, context, action, feedback)
+        x = chosen_features(context, action)
+        arms = context.arms
+        return LinUCBState(
+            ridge=ridge_update(state.ridge, x, feedback.reward),
+            sq_widths=ridge_sq_widths_update(state.ridge, self._sq_widths(state, arms), arms, x),
+        )
+
+    def _sq_widths(self, state: LinUCBState, arms: jax.Array) -> jax.Array:
+        """The kept squared widths, or ``||x_k||^2 / reg`` (``V_0 = reg I``) before round one.
+
+        The prior widths depend on the arms alone; on a fixed arm set XLA hoists them out of
+        the runner's loop, so the ``where`` costs O(K) per round.
+        """
+        prior = jnp.sum(arms * arms, axis=-1) / jnp.asarray(self.reg, arms.dtype)
+        return jnp.where(state.ridge.count == 0, prior, state.sq_widths)
 
 
 @register_agent

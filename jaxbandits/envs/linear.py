@@ -101,7 +101,10 @@ class LinearEnv(Env):
         check_positive(self, "cube_halfwidth")
 
     def spec(self) -> Spec:
-        return Spec(dim=self.dim, num_arms=self.num_arms, action_kind="index")
+        # One arm set per run, unless arms are fresh every round. A subclass that overrides
+        # observe may show other arms (linear-varying), so it does not inherit the promise.
+        fixed = not self.fresh_arms and type(self).observe is LinearEnv.observe
+        return Spec(dim=self.dim, num_arms=self.num_arms, action_kind="index", fixed_arms=fixed)
 
     def _draw_theta(self, key: jax.Array) -> jax.Array:
         return draw_vectors(key, (self.dim,), self.theta_prior, jnp.sqrt(self.prior_var))

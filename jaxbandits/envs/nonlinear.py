@@ -100,7 +100,9 @@ class NonlinearEnv(Env):
         raise NotImplementedError
 
     def spec(self) -> Spec:
-        return Spec(dim=self.dim, num_arms=self.num_arms, action_kind="index")
+        # One arm set per run, unless arms are fresh every round (see LinearEnv.spec).
+        fixed = not self.fresh_arms and type(self).observe is NonlinearEnv.observe
+        return Spec(dim=self.dim, num_arms=self.num_arms, action_kind="index", fixed_arms=fixed)
 
     def _draw_arms(self, key: jax.Array) -> jax.Array:
         shape = (self.num_arms, self.dim)

@@ -29,6 +29,8 @@ __all__ = [
     "ridge_covariance",
     "ridge_init",
     "ridge_sample",
+    "ridge_sq_widths",
+    "ridge_sq_widths_update",
     "ridge_update",
     "ridge_widths",
 ]
@@ -86,8 +88,33 @@ def ridge_sample(state: RidgeState, key: jax.Array, scale: jax.Array | float = 1
 
 def ridge_widths(state: RidgeState, arms: jax.Array) -> jax.Array:
     """``||x_k||_{V^{-1}} = sqrt(x_k^T V^{-1} x_k)`` for arms ``(K, d)``; returns ``(K,)``."""
+    return jnp.sqrt(ridge_sq_widths(state, arms))
+
+
+def ridge_sq_widths(state: RidgeState, arms: jax.Array) -> jax.Array:
+    """The squared widths ``x_k^T V^{-1} x_k`` for arms ``(K, d)``; ``(K,)``, O(K d^2)."""
     projected = arms @ state.sqrt_cov
-    return jnp.sqrt(jnp.sum(projected * projected, axis=-1))
+    return jnp.sum(projected * projected, axis=-1)
+
+
+def ridge_sq_widths_update(
+    state: RidgeState, sq_widths: jax.Array, arms: jax.Array, x: jax.Array
+) -> jax.Array:
+    """The squared widths after adding ``x`` to ``state``, from those before; O(K d + d^2).
+
+    For a fixed arm set ``(K, d)``, Sherman-Morrison on ``V^{-1}`` gives, with ``v = V^{-1} x``
+    and ``q = x^T v`` (``state`` is the state *before* adding ``x``)::
+
+        w_k <- w_k - (x_k^T v)^2 / (1 + q)
+
+    instead of recomputing ``w_k = x_k^T V^{-1} x_k`` in O(K d^2). ``v`` and ``q`` are the products
+    :func:`ridge_update` forms (XLA computes them once when both are called). Rounding can only
+    push a width below its true value, which is >= 0: the result is clipped at 0.
+    """
+    s = state.sqrt_cov.T @ x
+    q = s @ s
+    u = arms @ (state.sqrt_cov @ s)  # (K,) x_k^T V^{-1} x
+    return jnp.maximum(sq_widths - u * u / (1.0 + q), 0.0)
 
 
 def ridge_covariance(state: RidgeState) -> jax.Array:
