@@ -101,6 +101,18 @@ def test_glm_agents_need_a_finite_arm_set():
             jb.make_agent(name).init(jax.random.key(0), spec)
 
 
+def test_per_arm_statistics_need_a_fixed_arm_set():
+    """On fresh arms every round per-arm statistics would merge different vectors: a clear
+    error names ``buffer_size``; with a buffer the same agents run."""
+    spec = jb.make_env("linear", dim=3, num_arms=4, fresh_arms=True).spec()
+    assert not spec.fixed_arms
+    for name in ("glm-es", "logistic-ucb-1", "neural-ucb"):
+        with pytest.raises(ValueError, match="buffer_size"):
+            jb.make_agent(name).init(jax.random.key(0), spec)
+        jb.make_agent(name, buffer_size=8).init(jax.random.key(0), spec)
+    assert jb.make_agent("lin-phe").init(jax.random.key(0), spec).features.shape[0] > 0
+
+
 def test_zero_perturbation_makes_all_members_coincide():
     """Check 5: with sigma_R = 0 the m members are identical at every t (and differ if > 0)."""
     env = jb.make_env("logistic", dim=4, num_arms=6)

@@ -396,7 +396,7 @@ class LinPHE(Agent):
 
     def init(self, key: jax.Array, spec: Spec) -> LinPHEState:
         dtype = float_dtype()
-        per_arm = self.buffer_size is None and spec.action_kind == "index"
+        per_arm = self.buffer_size is None and spec.action_kind == "index" and spec.fixed_arms
         num_arms = spec.num_arms if per_arm else 0
         capacity = 0 if per_arm else self.buffer_size or DEFAULT_BUFFER
         return LinPHEState(

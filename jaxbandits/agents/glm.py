@@ -56,7 +56,7 @@ from jaxbandits.linalg import (
     g_optimal_design,
     glm_data_accumulate,
     glm_data_add,
-    glm_data_init,
+    glm_data_for_spec,
     glm_gd,
     glm_hessian,
     glm_newton,
@@ -151,11 +151,7 @@ class GLMAgent(Agent):
         return self.buffer_size is None
 
     def _data_init(self, spec: Spec) -> GLMData:
-        if spec.action_kind != "index":
-            raise ValueError(f"{self.name}: needs a finite arm set (action kind 'index'), got "
-                             f"{spec.action_kind!r}")
-        rows = spec.num_arms if self._per_arm else self.buffer_size
-        return glm_data_init(rows, spec.dim)
+        return glm_data_for_spec(self.name, spec, self.buffer_size)
 
     def _add(self, data: GLMData, context: Context, action, reward) -> tuple[GLMData, jax.Array]:
         return glm_data_add(data, context.arms, action, reward, self._per_arm)

@@ -57,7 +57,13 @@ from jaxbandits.core import (
     check_nonnegative,
     check_positive,
 )
-from jaxbandits.linalg import REDUCTIONS, GLMData, glm_data_accumulate, glm_data_add, glm_data_init
+from jaxbandits.linalg import (
+    REDUCTIONS,
+    GLMData,
+    glm_data_accumulate,
+    glm_data_add,
+    glm_data_for_spec,
+)
 from jaxbandits.nets import (
     DESIGNS,
     INITS,
@@ -149,10 +155,7 @@ class NeuralAgent(Agent):
         return self.buffer_size is None
 
     def _data_init(self, spec: Spec) -> GLMData:
-        if spec.action_kind != "index":
-            raise ValueError(f"{self.name}: needs a finite arm set (action kind 'index'), got "
-                             f"{spec.action_kind!r}")
-        return glm_data_init(spec.num_arms if self._per_arm else self.buffer_size, spec.dim)
+        return glm_data_for_spec(self.name, spec, self.buffer_size)
 
     def _warmup_order(self, key: jax.Array, spec: Spec) -> jax.Array:
         return jax.random.permutation(key, spec.num_arms).astype(jnp.int32)

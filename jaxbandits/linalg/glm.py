@@ -35,6 +35,7 @@ __all__ = [
     "GLMData",
     "glm_data_accumulate",
     "glm_data_add",
+    "glm_data_for_spec",
     "glm_data_init",
     "glm_gd",
     "glm_grad",
@@ -230,6 +231,24 @@ def glm_data_init(num_rows: int, dim: int, dtype=None) -> GLMData:
         rewards=jnp.zeros((num_rows,), dtype),
         num_obs=jnp.zeros((), jnp.int32),
     )
+
+
+def glm_data_for_spec(name: str, spec, buffer_size: int | None) -> GLMData:
+    """Empty data for an agent called ``name`` on ``spec``: per-arm statistics (K rows) when
+    ``buffer_size`` is None, else a ring buffer of ``buffer_size`` rows.
+
+    Raises ``ValueError`` when the agent cannot act on ``spec`` (not a finite arm set), or when
+    per-arm statistics are asked for on an arm set that changes between rounds
+    (``spec.fixed_arms`` False): they would merge different feature vectors.
+    """
+    if spec.action_kind != "index":
+        raise ValueError(f"{name}: needs a finite arm set (action kind 'index'), got "
+                         f"{spec.action_kind!r}")
+    if buffer_size is None and not spec.fixed_arms:
+        raise ValueError(f"{name}: the environment's arm set changes between rounds, so per-arm "
+                         f"statistics (buffer_size=None) do not apply; set buffer_size=B for a "
+                         f"ring buffer of the last B observations (B >= horizon keeps all data)")
+    return glm_data_init(spec.num_arms if buffer_size is None else buffer_size, spec.dim)
 
 
 def glm_data_add(
