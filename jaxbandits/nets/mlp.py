@@ -115,18 +115,24 @@ class MLP(nnx.Module):
 
     def __call__(self, x: jax.Array) -> jax.Array:
         """``f(x)`` for ``x`` of shape ``(..., d)``; returns ``(...)``."""
+        kernels = [kernel[...] for kernel in self.kernels]
+        first = kernels[0]
         if self.double_input:
-            x = jnp.concatenate([x, x], axis=-1) / math.sqrt(2.0)
+            # W_1 [x; x] / sqrt 2 = (W_1a + W_1b) x / sqrt 2: the doubled input is never formed
+            # (it was a copy of every training row, every round, at twice the first layer's cost)
+            half = first.shape[-1] // 2
+            first = (first[:, :half] + first[:, half:]) / math.sqrt(2.0)
         elif self.pad:
-            x = jnp.concatenate([x, jnp.zeros_like(x[..., :1])], axis=-1)
+            first = first[:, :-1]  # the padded input is zero: its column contributes nothing
         # Feature-major: the inputs are the columns, h = relu(W h), so every layer is `kernel @
         # h` with the batch (the K arms) as the minor axis. Forward and backward then need no
-        # transposes (XLA:CPU spends a third of a training step transposing the row-major
-        # `h @ W.T` form), and under vmap over members the first layer is one matrix product.
-        h = x.reshape(-1, x.shape[-1]).T
-        for kernel in self.kernels[:-1]:
-            h = jax.nn.relu(kernel[...] @ h)
-        out = math.sqrt(self.width) * (self.kernels[-1][...] @ h)[0]
+        # transposes (XLA:CPU spent about a fifth of a training step transposing the row-major
+        # `h @ W.T` form) and under vmap over members the first layer is one matrix product:
+        # a Neural-ES round is about 1.25x faster, with the same numbers up to float rounding.
+        h = jax.nn.relu(first @ x.reshape(-1, x.shape[-1]).T)
+        for kernel in kernels[1:-1]:
+            h = jax.nn.relu(kernel @ h)
+        out = math.sqrt(self.width) * (kernels[-1] @ h)[0]
         return out.reshape(x.shape[:-1])
 
 
