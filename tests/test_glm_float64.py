@@ -84,7 +84,8 @@ def test_newton_first_order_condition_and_perturbation_identity():
     agent = jb.make_agent("glm-es", solver="newton", newton_steps=30, warmup=0, reg=reg,
                           perturb_std=sigma, ensemble_size=m)
     key = jax.random.key(3)
-    state = _feed(agent, agent.init(key, jb.Spec(dim=DIM, num_arms=ARMS)), arms, actions, rewards)
+    spec = jb.Spec(dim=DIM, num_arms=ARMS, fixed_arms=True)
+    state = _feed(agent, agent.init(key, spec), arms, actions, rewards)
     data = state.data
     for j in range(m):
         sums = data.rewards + state.perturb_sums[j]
@@ -124,7 +125,7 @@ def test_per_arm_and_buffer_gd_trajectories_coincide():
     arms, actions, rewards = _history(3)
     common = dict(warmup=0, ensemble_size=3, perturb_std=0.2, num_grad_steps=20,
                   learning_rate=0.5)
-    spec = jb.Spec(dim=DIM, num_arms=ARMS)
+    spec = jb.Spec(dim=DIM, num_arms=ARMS, fixed_arms=True)
     key = jax.random.key(1)
     per_arm = jb.make_agent("glm-es", **common)
     buffered = jb.make_agent("glm-es", buffer_size=STEPS, **common)
