@@ -72,6 +72,10 @@ import numpy as np
 _ROOT = Path(__file__).resolve().parents[1]
 if (_ROOT / "jaxbandits").is_dir() and str(_ROOT) not in sys.path:
     sys.path.insert(0, str(_ROOT))  # benchmark the checkout this file belongs to
+if str(Path(__file__).resolve().parent) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _bench import fmt_rate, int_list, parse_agent_spec, print_table, time_jax  # noqa: E402
 
 # jax and jaxbandits are imported in main(), after --cpu-devices has had a chance to set XLA_FLAGS
 # (the functions below import them lazily, so this module can be imported for its references).
@@ -514,32 +518,12 @@ class BenchEntry:
         return env, jb.make_agent(self.name, **dict(self.overrides))
 
 
-def _parse_value(text: str) -> Any:
-    lowered = text.lower()
-    if lowered in ("true", "false"):
-        return lowered == "true"
-    if lowered == "none":
-        return None
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
-
-
 def parse_entry(spec: str) -> BenchEntry:
     """``"ensemble-pp:ensemble_size=8"`` -> the entry labelled ``ensemble-pp[M=8]``."""
-    name, *fields = [part.strip() for part in spec.split(":")]
+    name, overrides = parse_agent_spec(spec)
     if name not in NUMPY_REFERENCES:
         raise ValueError(f"no NumPy reference for {name!r} (have: {', '.join(NUMPY_REFERENCES)})"
                          "; add one with @numpy_reference")
-    overrides = []
-    for field in fields:
-        key, sep, value = field.partition("=")
-        if not sep or not key.strip():
-            raise ValueError(f"bad override {field!r} in {spec!r}: expected field=value")
-        overrides.append((key.strip(), _parse_value(value.strip())))
     label = name
     if overrides:
         label += "[" + ",".join(f"{LABEL_ALIASES.get(k, k)}={v}" for k, v in overrides) + "]"
@@ -548,34 +532,6 @@ def parse_entry(spec: str) -> BenchEntry:
 
 # ------------------------------------------------------------------------------------------------
 # Measurements.
-
-
-def time_jax(env, agent, horizon: int, runs: int, *, repeats: int, min_time: float,
-             max_time: float, chunk_size: int | None, seed: int) -> dict:
-    """Best-of-``repeats`` seed-steps/s of ``jb.simulate`` (compile excluded); no trial starts
-    once ``max_time`` seconds have been spent (a long trial is its own average)."""
-    import jaxbandits as jb
-
-    compile_time = None
-    best_rate, best_wall, calls, spent = 0.0, 0.0, 0, 0.0
-    for _ in range(repeats):
-        if spent >= max_time:
-            break
-        wall, seed_steps = 0.0, 0
-        while True:
-            result = jb.simulate(env, agent, seed, horizon, runs, progress=False,
-                                 chunk_size=chunk_size)
-            calls += 1
-            if compile_time is None:
-                compile_time = result.compile_time
-            wall += result.wall_time
-            seed_steps += runs * horizon
-            if wall >= min_time:
-                break
-        spent += wall
-        if seed_steps / wall > best_rate:
-            best_rate, best_wall = seed_steps / wall, wall
-    return {"rate": best_rate, "wall": best_wall, "compile": compile_time or 0.0, "calls": calls}
 
 
 def check_numpy(env, agent, name: str, *, horizon: int, seeds: int, jax_runs: int,
@@ -649,13 +605,6 @@ def flat_in_t(entry: BenchEntry, env, agent, *, horizons: Sequence[int], runs: i
 # Command line.
 
 
-def _int_list(text: str) -> list[int]:
-    values = [int(v) for v in text.split(",") if v.strip()]
-    if not values or any(v <= 0 for v in values):
-        raise argparse.ArgumentTypeError(f"expected positive integers, got {text!r}")
-    return values
-
-
 def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
@@ -663,7 +612,7 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="comma-separated agents, each name[:field=value...] (NumPy references: "
                         f"{', '.join(NUMPY_REFERENCES)}) (default {DEFAULT_AGENTS}; quick: "
                         "glm-es with warmup=50)")
-    p.add_argument("--runs", type=_int_list, default=None,
+    p.add_argument("--runs", type=int_list, default=None,
                    help="comma-separated run counts (default 1,10,100,1000; quick: 10)")
     p.add_argument("--horizon", type=int, default=None,
                    help="JAX rounds per simulate call (default 5000; quick: 200); agents whose "
@@ -687,7 +636,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--flat", default=None,
                    help="the agent of the flat-in-t section, name[:field=value...]; 'none' skips "
                         "it (default glm-es; quick: glm-es:warmup=50)")
-    p.add_argument("--flat-horizons", type=_int_list, default=None,
+    p.add_argument("--flat-horizons", type=int_list, default=None,
                    help="JAX horizons of the flat-in-t section (default 1000,4000,16000; "
                         "quick: 200,400)")
     p.add_argument("--flat-runs", type=int, default=None,
@@ -729,30 +678,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     return args
 
 
-def _fmt_rate(x: float) -> str:
-    return f"{x:,.0f}"
-
-
-def print_table(header: list[str], body: list[list[str]], markdown: bool) -> None:
-    if markdown:
-        print("| " + " | ".join(header) + " |")
-        print("|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|")
-        for line in body:
-            print("| " + " | ".join(line) + " |")
-        return
-    widths = [max(len(h), *(len(b[i]) for b in body)) for i, h in enumerate(header)]
-    print("  ".join(h.ljust(w) if i == 0 else h.rjust(w)
-                    for i, (h, w) in enumerate(zip(header, widths, strict=True))))
-    for line in body:
-        print("  ".join(c.ljust(w) if i == 0 else c.rjust(w)
-                        for i, (c, w) in enumerate(zip(line, widths, strict=True))))
-
-
 def print_throughput(rows: list[dict], markdown: bool) -> None:
     header = ["agent", "env", "runs", "horizon", "compile s", "wall s", "JAX seed-steps/s",
               "NumPy seed-steps/s", "ratio"]
     body = [[r["agent"], r["env"], str(r["runs"]), str(r["horizon"]), f"{r['compile']:.2f}",
-             f"{r['wall']:.2f}", _fmt_rate(r["rate"]), _fmt_rate(r["np_rate"]),
+             f"{r['wall']:.2f}", fmt_rate(r["rate"]), fmt_rate(r["np_rate"]),
              f"{r['ratio']:.1f}x"] for r in rows]
     print_table(header, body, markdown)
 
@@ -762,8 +692,8 @@ def print_flat(entry: BenchEntry, rows: list[dict], runs: int, numpy_runs: Seque
     print(f"flat in t: {entry.label}, JAX seed-steps/s at {runs} run(s) over growing horizons; "
           "'marginal' is the rate of the rounds a horizon adds to the previous one")
     header = ["agent", "horizon", "wall s", "JAX seed-steps/s", "rounds", "marginal seed-steps/s"]
-    body = [[r["agent"], str(r["horizon"]), f"{r['wall']:.2f}", _fmt_rate(r["rate"]),
-             f"{r['from']}-{r['horizon']}", _fmt_rate(r["marginal"])] for r in rows]
+    body = [[r["agent"], str(r["horizon"]), f"{r['wall']:.2f}", fmt_rate(r["rate"]),
+             f"{r['from']}-{r['horizon']}", fmt_rate(r["marginal"])] for r in rows]
     print_table(header, body, markdown)
     if numpy_runs:
         warm = numpy_runs[0].warmup_steps
@@ -807,8 +737,8 @@ def main(argv=None) -> int:
         print(f"[check] {entry.label} on {env.name}: final regret at T={args.numpy_horizon}: "
               f"NumPy {check['np_regret']:.1f} +- {check['np_half']:.1f} ({args.check_seeds} "
               f"seeds), JAX {check['jax_regret']:.1f} +- {check['jax_half']:.1f} "
-              f"({args.check_runs} runs) -> {verdict}; NumPy {_fmt_rate(check['rate'])} "
-              f"seed-steps/s (best), {_fmt_rate(check['rate_median'])} (median)")
+              f"({args.check_runs} runs) -> {verdict}; NumPy {fmt_rate(check['rate'])} "
+              f"seed-steps/s (best), {fmt_rate(check['rate_median'])} (median)")
         sys.stdout.flush()
         horizon = args.numpy_horizon if entry.reference.grows_with_t else args.horizon
         for runs in args.runs:
@@ -820,7 +750,7 @@ def main(argv=None) -> int:
             rows.append({"agent": entry.label, "env": env.name, "runs": runs,
                          "horizon": horizon, **m, "np_rate": check["rate"],
                          "ratio": m["rate"] / check["rate"]})
-            print(f"[jax]   {entry.label} runs={runs}: {_fmt_rate(m['rate'])} seed-steps/s, "
+            print(f"[jax]   {entry.label} runs={runs}: {fmt_rate(m['rate'])} seed-steps/s, "
                   f"compile {m['compile']:.2f} s, {m['calls']} call(s)")
             sys.stdout.flush()
 

@@ -64,6 +64,10 @@ import numpy as np
 _ROOT = Path(__file__).resolve().parents[1]
 if (_ROOT / "jaxbandits").is_dir() and str(_ROOT) not in sys.path:
     sys.path.insert(0, str(_ROOT))  # benchmark the checkout this file belongs to
+if str(Path(__file__).resolve().parent) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _bench import fmt_rate, int_list, parse_agent_spec, print_table, time_jax  # noqa: E402
 
 # jax, jaxbandits and torch are imported in main() and the functions below, after --cpu-devices
 # has had a chance to set XLA_FLAGS; the module itself imports without either.
@@ -609,30 +613,6 @@ def check_training(env, agent, name: str, seed: int = 0) -> dict:
     return {"errors": errors, "moved": moved / scale, "ok": max(errors.values()) < 1e-3}
 
 
-def time_jax(env, agent, horizon: int, runs: int, *, repeats: int, min_time: float,
-             chunk_size: int, seed: int) -> dict:
-    """Best-of-``repeats`` seed-steps/s of ``jb.simulate`` (compile excluded)."""
-    import jaxbandits as jb
-
-    compile_time = None
-    best_rate, best_wall, calls = 0.0, 0.0, 0
-    for _ in range(repeats):
-        wall, seed_steps = 0.0, 0
-        while True:
-            result = jb.simulate(env, agent, seed, horizon, runs, progress=False,
-                                 chunk_size=chunk_size)
-            calls += 1
-            if compile_time is None:
-                compile_time = result.compile_time
-            wall += result.wall_time
-            seed_steps += runs * horizon
-            if wall >= min_time:
-                break
-        if seed_steps / wall > best_rate:
-            best_rate, best_wall = seed_steps / wall, wall
-    return {"rate": best_rate, "wall": best_wall, "compile": compile_time or 0.0, "calls": calls}
-
-
 def flatness(env, agent, horizons: list[int], runs: int, *, repeats: int, chunk_size: int,
              seed: int) -> list:
     """One simulate call per horizon (the best of ``repeats``); the per-round time of each
@@ -654,32 +634,10 @@ def flatness(env, agent, horizons: list[int], runs: int, *, repeats: int, chunk_
 # Command line.
 
 
-def _int_list(text: str) -> list[int]:
-    values = [int(v) for v in text.split(",") if v.strip()]
-    if not values or any(v <= 0 for v in values):
-        raise argparse.ArgumentTypeError(f"expected positive integers, got {text!r}")
-    return values
-
-
-def _value(text: str):
-    for cast in (int, float):
-        try:
-            return cast(text)
-        except ValueError:
-            pass
-    return {"true": True, "false": False, "none": None}.get(text.lower(), text)
-
-
 def parse_entry(text: str) -> tuple[str, dict]:
     """``name[:field=value...]`` -> ``(name, overrides)``."""
-    name, *fields = text.split(":")
-    overrides = {}
-    for field in fields:
-        key, sep, value = field.partition("=")
-        if not sep:
-            raise ValueError(f"agent override {field!r} is not field=value")
-        overrides[key.strip()] = _value(value.strip())
-    return name.strip(), overrides
+    name, overrides = parse_agent_spec(text)
+    return name, dict(overrides)
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -689,7 +647,7 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="comma-separated agents, each name[:field=value...] (PyTorch "
                         f"references: {', '.join(TORCH_REFERENCES)}); an agent jaxbandits does "
                         "not have is skipped with a note")
-    p.add_argument("--runs", type=_int_list, default=None,
+    p.add_argument("--runs", type=int_list, default=None,
                    help="comma-separated run counts (default 1,10,100; quick: 1,2)")
     p.add_argument("--horizon", type=int, default=None,
                    help="JAX rounds per timed simulate call, rounded up to a multiple of the "
@@ -698,7 +656,7 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="simulate's chunk_size for every JAX call, so that the timing, flatness "
                         "and regret runs of a run count share one compiled program "
                         "(default 10; quick: 2)")
-    p.add_argument("--flat-horizons", type=_int_list, default=None,
+    p.add_argument("--flat-horizons", type=int_list, default=None,
                    help="horizons of the flatness runs (default 50,200,800; quick: 4,8)")
     p.add_argument("--flat-runs", type=int, default=1, help="runs of the flatness runs")
     p.add_argument("--torch-horizon", type=int, default=None,
@@ -749,27 +707,6 @@ def parse_args(argv=None) -> argparse.Namespace:
     if sorted(args.flat_horizons) != args.flat_horizons:
         p.error("--flat-horizons must increase")
     return args
-
-
-def _fmt_rate(x: float | None) -> str:
-    if x is None:
-        return "-"
-    return f"{x:,.0f}" if x >= 100 else f"{x:,.1f}" if x >= 1 else f"{x:.3f}"
-
-
-def print_table(header: list[str], body: list[list[str]], markdown: bool) -> None:
-    if markdown:
-        print("| " + " | ".join(header) + " |")
-        print("|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|")
-        for line in body:
-            print("| " + " | ".join(line) + " |")
-        return
-    widths = [max(len(h), *(len(b[i]) for b in body)) for i, h in enumerate(header)]
-    print("  ".join(h.ljust(w) if i == 0 else h.rjust(w)
-                    for i, (h, w) in enumerate(zip(header, widths, strict=True))))
-    for line in body:
-        print("  ".join(c.ljust(w) if i == 0 else c.rjust(w)
-                        for i, (c, w) in enumerate(zip(line, widths, strict=True))))
 
 
 def _label(name: str, overrides: dict) -> str:
@@ -878,7 +815,7 @@ def main(argv=None) -> int:
                 if rates:
                     best = int(np.argmax(rates))
                     torch_rates[mode] = rates[best]
-                    print(f"[torch] {label} ({mode}): {_fmt_rate(rates[best])} seed-steps/s over"
+                    print(f"[torch] {label} ({mode}): {fmt_rate(rates[best])} seed-steps/s over"
                           f" rounds {warmup + 1}-{torch_horizon} (best of {len(rates)} seed(s));"
                           f" {early[best]:.1f} ms per round early, {late[best]:.1f} ms late")
                     sys.stdout.flush()
@@ -907,7 +844,7 @@ def main(argv=None) -> int:
             ratio = m["rate"] / torch_rate if torch_rate else None
             timing_rows.append({"agent": label, "runs": runs, "horizon": horizon, **m,
                                 "torch": torch_rate, "torch_mode": torch_mode, "ratio": ratio})
-            print(f"[jax]   {label} runs={runs}: {_fmt_rate(m['rate'])} seed-steps/s, compile "
+            print(f"[jax]   {label} runs={runs}: {fmt_rate(m['rate'])} seed-steps/s, compile "
                   f"{m['compile']:.2f} s, {m['calls']} call(s)")
             sys.stdout.flush()
         horizons = [_round_up(h, math.lcm(every, args.chunk_size)) for h in args.flat_horizons]
@@ -927,14 +864,14 @@ def main(argv=None) -> int:
     header = ["agent", "runs", "horizon", "compile s", "wall s", "JAX seed-steps/s",
               "PyTorch seed-steps/s", "ratio"]
     body = [[r["agent"], str(r["runs"]), str(r["horizon"]), f"{r['compile']:.2f}",
-             f"{r['wall']:.2f}", _fmt_rate(r["rate"]),
-             _fmt_rate(r["torch"]) + (f" ({r['torch_mode']})" if r["torch_mode"] else ""),
+             f"{r['wall']:.2f}", fmt_rate(r["rate"]),
+             fmt_rate(r["torch"]) + (f" ({r['torch_mode']})" if r["torch_mode"] else ""),
              f"{r['ratio']:.1f}x" if r["ratio"] else "-"] for r in timing_rows]
     if body:
         print_table(header, body, args.markdown)
         print()
         header = ["agent", "runs", "horizon", "JAX seed-steps/s", "rounds", "ms per round"]
-        body = [[r["agent"], str(r["runs"]), str(r["horizon"]), _fmt_rate(r["rate"]),
+        body = [[r["agent"], str(r["runs"]), str(r["horizon"]), fmt_rate(r["rate"]),
                  f"{r['window'][0]}-{r['window'][1]}", f"{r['ms_per_round']:.2f}"]
                 for r in flat_rows]
         print_table(header, body, args.markdown)

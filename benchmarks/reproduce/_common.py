@@ -61,6 +61,7 @@ __all__ = [
     "Table",
     "command_line",
     "final_regret",
+    "finish",
     "fmt_ci",
     "fmt_se",
     "mean_ci",
@@ -237,6 +238,20 @@ def print_claims(claims: Iterable[tuple[str, bool | None, str]]) -> None:
     verdicts = {True: "yes", False: "NO", None: "n/a"}
     for claim, verdict, evidence in claims:
         print(f"[{verdicts[verdict]:>3}] {claim} ({evidence})", flush=True)
+
+
+def finish(name: str, title: str, intro: str, tables: list[Table],
+           claims: list[tuple[str, bool | None, str]], figure: Path, out: Path,
+           args, seconds: float, data: dict[str, Any]) -> Report:
+    """Writes ``<out>/<name>.md``, prints the tables and the claims, and returns the report."""
+    markdown = write_report(out / f"{name}.md", title, intro, tables, claims, figure,
+                            command_line(name, args.argv), seconds)
+    for table in tables:
+        table.print(plain=args.plain)
+    print_claims(claims)
+    print(f"wrote {figure} and {markdown} in {seconds:.0f} s", flush=True)
+    return Report(out=out, figure=figure, markdown=markdown, tables=tables, claims=claims,
+                  seconds=seconds, data=data)
 
 
 # ------------------------------------------------------------------------------------------------

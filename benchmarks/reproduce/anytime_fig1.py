@@ -548,15 +548,8 @@ def main(argv: Sequence[str] | None = None) -> C.Report:
              f"{100 * NOT_WORSE_TOL:.0f}% above the reference's (clearly worse: more than that "
              "and a paired 95% CI excluding 0; else not decidable); close = means within "
              f"{100 * CLOSE_TOL:.0f}%.")
-    markdown = C.write_report(out / f"{NAME}.md", TITLE, intro, tables, claims, figure,
-                              C.command_line(NAME, args.argv), seconds)
-    for table in tables:
-        table.print(plain=args.plain)
-    C.print_claims(claims)
-    print(f"wrote {figure} and {markdown} in {seconds:.0f} s", flush=True)
-    return C.Report(out=out, figure=figure, markdown=markdown, tables=tables, claims=claims,
-                    seconds=seconds, data={"results": results, "config": config,
-                                           "solver": args.solver})
+    return C.finish(NAME, TITLE, intro, tables, claims, figure, out, args, seconds,
+                    data={"results": results, "config": config, "solver": args.solver})
 
 
 if __name__ == "__main__":

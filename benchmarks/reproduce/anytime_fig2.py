@@ -279,15 +279,8 @@ def main(argv: Sequence[str] | None = None) -> C.Report:
              f"sigma_R = 0.1, tau = {config.warmup} G-optimal design rounds, 100 gd steps of "
              "0.01 (mean loss, warm-started); one setting varied at a time. Seed-000 Figure 2 "
              "(a)-(c), acceptance check 17.")
-    markdown = C.write_report(out / f"{NAME}.md", TITLE, intro, tables, claims, figure,
-                              C.command_line(NAME, args.argv), seconds)
-    for table in tables:
-        table.print(plain=args.plain)
-    C.print_claims(claims)
-    print(f"wrote {figure} and {markdown} in {seconds:.0f} s", flush=True)
-    return C.Report(out=out, figure=figure, markdown=markdown, tables=tables, claims=claims,
-                    seconds=seconds, data={"results": results, "config": config,
-                                           "solver": args.solver})
+    return C.finish(NAME, TITLE, intro, tables, claims, figure, out, args, seconds,
+                    data={"results": results, "config": config, "solver": args.solver})
 
 
 if __name__ == "__main__":

@@ -279,15 +279,8 @@ def main(argv: Sequence[str] | None = None) -> C.Report:
              "m_e = ceil(2 ln L_e) (of 20), sigma_R,e = 0.02 ln L_e, lambda = 1, warm-up "
              f"min({config.warmup}, L_e) G-optimal design rounds per epoch, 100 gd steps of "
              "0.01. One sweep over T_0 x b. Seed-000 Figure 3, acceptance check 19.")
-    markdown = C.write_report(out / f"{NAME}.md", TITLE, intro, tables, claims, figure,
-                              C.command_line(NAME, args.argv), seconds)
-    for table in tables:
-        table.print(plain=args.plain)
-    C.print_claims(claims)
-    print(f"wrote {figure} and {markdown} in {seconds:.0f} s", flush=True)
-    return C.Report(out=out, figure=figure, markdown=markdown, tables=tables, claims=claims,
-                    seconds=seconds, data={"results": results, "config": config,
-                                           "solver": args.solver})
+    return C.finish(NAME, TITLE, intro, tables, claims, figure, out, args, seconds,
+                    data={"results": results, "config": config, "solver": args.solver})
 
 
 if __name__ == "__main__":

@@ -393,15 +393,8 @@ def main(argv: Sequence[str] | None = None) -> C.Report:
              "same claims on fewer, smaller problems. Comparisons are paired run by run with "
              "95% intervals: *not reproduced* means the data contradict the claim beyond noise, "
              "*not decidable here* that the intervals straddle it.")
-    markdown = C.write_report(out / f"{NAME}.md", TITLE, intro, tables, claims, figure,
-                              C.command_line(NAME, args.argv), seconds)
-    for table in tables:
-        table.print(plain=args.plain)
-    C.print_claims(claims)
-    print(f"wrote {figure} and {markdown} in {seconds:.0f} s", flush=True)
-    return C.Report(out=out, figure=figure, markdown=markdown, tables=tables, claims=claims,
-                    seconds=seconds, data={"results": results, "ts": ts_results,
-                                           "config": config})
+    return C.finish(NAME, TITLE, intro, tables, claims, figure, out, args, seconds,
+                    data={"results": results, "ts": ts_results, "config": config})
 
 
 if __name__ == "__main__":

@@ -459,15 +459,9 @@ def main(argv: Sequence[str] | None = None) -> C.Report:
              "problem, where the ensemble sizes needed are smaller too. Verdicts on gaps use "
              "the 95% interval of the run-by-run difference: *not reproduced* means the interval "
              "contradicts the claim, *not decidable here* that it straddles the threshold.")
-    markdown = C.write_report(out / f"{NAME}.md", TITLE, intro, tables, claims, figure,
-                              C.command_line(NAME, args.argv), seconds)
-    for table in tables:
-        table.print(plain=args.plain)
-    C.print_claims(claims)
-    print(f"wrote {figure} and {markdown} in {seconds:.0f} s", flush=True)
-    return C.Report(out=out, figure=figure, markdown=markdown, tables=tables, claims=claims,
-                    seconds=seconds, data={"minimal": minimal, "gaps": gaps, "config": config,
-                                           "curves": curves, "ts": ts, "runner": runner})
+    return C.finish(NAME, TITLE, intro, tables, claims, figure, out, args, seconds,
+                    data={"minimal": minimal, "gaps": gaps, "config": config, "curves": curves,
+                          "ts": ts, "runner": runner})
 
 
 if __name__ == "__main__":

@@ -597,14 +597,8 @@ def main(argv: Sequence[str] | None = None) -> C.Report:
              "(a protocol proposed for the library: the paper itself has no experiments; its "
              "reference numbers come from a NumPy check). Not run: Janz et al.'s ES in E4 and "
              "the perturbation laws of E5 (no such agents in the library yet).")
-    markdown = C.write_report(out / f"{NAME}.md", TITLE, intro, tables, claims, figure,
-                              C.command_line(NAME, args.argv), seconds)
-    for table in tables:
-        table.print(plain=args.plain)
-    C.print_claims(claims)
-    print(f"wrote {figure} and {markdown} in {seconds:.0f} s", flush=True)
-    return C.Report(out=out, figure=figure, markdown=markdown, tables=tables, claims=claims,
-                    seconds=seconds, data={"e2": e2, "e3": e3, "config": config})
+    return C.finish(NAME, TITLE, intro, tables, claims, figure, out, args, seconds,
+                    data={"e2": e2, "e3": e3, "config": config})
 
 
 if __name__ == "__main__":

@@ -280,14 +280,8 @@ def main(argv: Sequence[str] | None = None) -> C.Report:
              f"excluding 0); close = within {100 * A.CLOSE_TOL:.0f}%; an ordering is decided at "
              f"a {100 * A.ORDER_TOL:.0f}% difference or a paired CI excluding 0. At `small` "
              "scale (4 instances, T = 600) most verdicts are weak evidence.")
-    markdown = C.write_report(out / f"{NAME}.md", TITLE, intro, tables, claims, figure,
-                              C.command_line(NAME, args.argv), seconds)
-    for table in tables:
-        table.print(plain=args.plain)
-    C.print_claims(claims)
-    print(f"wrote {figure} and {markdown} in {seconds:.0f} s", flush=True)
-    return C.Report(out=out, figure=figure, markdown=markdown, tables=tables, claims=claims,
-                    seconds=seconds, data={"panels": panels, "nets": nets, "config": config})
+    return C.finish(NAME, TITLE, intro, tables, claims, figure, out, args, seconds,
+                    data={"panels": panels, "nets": nets, "config": config})
 
 
 if __name__ == "__main__":

@@ -382,14 +382,8 @@ def main(argv: Sequence[str] | None = None) -> C.Report:
              "15, 16. Reduced sizes: the paper uses d = 20, pool 2500, T = 2000, 10 runs, and "
              "mnist where `digits` (8x8, 1797 images) stands in. An ordering is decided at a "
              f"{100 * A.ORDER_TOL:.0f}% difference of means or a paired 95% CI excluding 0.")
-    markdown = C.write_report(out / f"{NAME}.md", TITLE, intro, tables, claims, figure,
-                              C.command_line(NAME, args.argv), seconds)
-    for table in tables:
-        table.print(plain=args.plain)
-    C.print_claims(claims)
-    print(f"wrote {figure} and {markdown} in {seconds:.0f} s", flush=True)
-    return C.Report(out=out, figure=figure, markdown=markdown, tables=tables, claims=claims,
-                    seconds=seconds, data={"figures": figures, "obd": rows, "config": config})
+    return C.finish(NAME, TITLE, intro, tables, claims, figure, out, args, seconds,
+                    data={"figures": figures, "obd": rows, "config": config})
 
 
 if __name__ == "__main__":

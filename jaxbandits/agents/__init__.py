@@ -63,7 +63,13 @@ from jaxbandits.agents.neurallog import (
     NeuralLogUCB1,
     NeuralLogUCB2,
 )
-from jaxbandits.agents.select import best_action, chosen_features, greedy_index, uniform_action
+from jaxbandits.agents.select import (
+    best_action,
+    chosen_features,
+    greedy_index,
+    num_active_members,
+    uniform_action,
+)
 
 __all__ = [
     "AdaOFUECOLog",
@@ -118,6 +124,7 @@ __all__ = [
     "greedy_index",
     "member_prior_noise",
     "member_reward_noise",
+    "num_active_members",
     "oful_radius",
     "theory_perturb_std",
     "uniform_action",

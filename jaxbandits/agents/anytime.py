@@ -39,6 +39,7 @@ from flax import struct
 from jaxbandits.agents.ensembles import LinES, LinESState
 from jaxbandits.agents.glm import GLMES
 from jaxbandits.agents.neural import NeuralES
+from jaxbandits.agents.select import num_active_members
 from jaxbandits.core import (
     Agent,
     Context,
@@ -298,9 +299,7 @@ class _ScheduledLinES(LinES):
     init_perturbation: bool = struct.field(pytree_node=False, default=False)
 
     def _select(self, state: LinESState, key: jax.Array) -> jax.Array:
-        active = jnp.asarray(self.active_members, jnp.int32)
-        active = jnp.where(active > 0, jnp.minimum(active, self.ensemble_size),
-                           self.ensemble_size)
+        active = num_active_members(self.active_members, self.ensemble_size)
         if self.selection == "round_robin":
             return state.ensemble.ridge.count % active
         return jax.random.randint(key, (), 0, active)

@@ -37,7 +37,7 @@ import jax.numpy as jnp
 from flax import struct
 
 from jaxbandits.agents.ensembles import member_reward_noise
-from jaxbandits.agents.select import chosen_features, greedy_index
+from jaxbandits.agents.select import chosen_features, greedy_index, num_active_members
 from jaxbandits.core import (
     Agent,
     Context,
@@ -293,8 +293,7 @@ class GLMES(GLMAgent):
 
     def num_active(self) -> jax.Array:
         """The number of members ``j_t`` is drawn from: ``active_members``, or m when 0."""
-        active = jnp.asarray(self.active_members, jnp.int32)
-        return jnp.where(active > 0, jnp.minimum(active, self.ensemble_size), self.ensemble_size)
+        return num_active_members(self.active_members, self.ensemble_size)
 
     def act(self, state: GLMESState, key: jax.Array, context: Context):
         key_member, key_warmup = jax.random.split(key)

@@ -47,7 +47,7 @@ import jax.numpy as jnp
 from flax import nnx, struct
 
 from jaxbandits.agents.ensembles import member_reward_noise
-from jaxbandits.agents.select import greedy_index
+from jaxbandits.agents.select import greedy_index, num_active_members
 from jaxbandits.core import (
     Agent,
     Context,
@@ -270,8 +270,7 @@ class NeuralES(NeuralAgent):
 
     def num_active(self) -> jax.Array:
         """The number of members ``j_t`` is drawn from: ``active_members``, or m when 0."""
-        active = jnp.asarray(self.active_members, jnp.int32)
-        return jnp.where(active > 0, jnp.minimum(active, self.ensemble_size), self.ensemble_size)
+        return num_active_members(self.active_members, self.ensemble_size)
 
     def act(self, state: NeuralESState, key: jax.Array, context: Context):
         member = jax.random.randint(key, (), 0, self.num_active())

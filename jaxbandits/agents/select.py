@@ -7,7 +7,13 @@ import jax.numpy as jnp
 
 from jaxbandits.core import Context
 
-__all__ = ["best_action", "chosen_features", "greedy_index", "uniform_action"]
+__all__ = [
+    "best_action",
+    "chosen_features",
+    "greedy_index",
+    "num_active_members",
+    "uniform_action",
+]
 
 
 def greedy_index(scores: jax.Array) -> jax.Array:
@@ -22,6 +28,14 @@ def greedy_index(scores: jax.Array) -> jax.Array:
     hits = (scores == best) | jnp.isnan(scores)
     index = jnp.arange(scores.shape[-1], dtype=jnp.int32)
     return jnp.min(jnp.where(hits, index, scores.shape[-1]), axis=-1)
+
+
+def num_active_members(active_members, ensemble_size: int) -> jax.Array:
+    """How many of the ``ensemble_size`` members ``j_t`` is drawn from: ``active_members``
+    clipped to ``ensemble_size``, or all of them when it is 0 (the anytime wrapper sets it per
+    epoch); int32, traceable."""
+    active = jnp.asarray(active_members, jnp.int32)
+    return jnp.where(active > 0, jnp.minimum(active, ensemble_size), ensemble_size)
 
 
 def best_action(context: Context, theta: jax.Array) -> jax.Array:

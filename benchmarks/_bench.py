@@ -1,0 +1,100 @@
+"""What the throughput scripts share: agent specs, JAX timing and plain/markdown tables.
+
+Importing this module imports neither jax nor jaxbandits (the scripts set ``XLA_FLAGS`` first).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from typing import Any
+
+
+def int_list(text: str) -> list[int]:
+    """``"1,10,100"`` -> ``[1, 10, 100]`` (positive integers; an argparse type)."""
+    values = [int(v) for v in text.split(",") if v.strip()]
+    if not values or any(v <= 0 for v in values):
+        raise argparse.ArgumentTypeError(f"expected positive integers, got {text!r}")
+    return values
+
+
+def parse_value(text: str) -> Any:
+    """An override's value: bool, None, int, float, or else the string itself."""
+    lowered = text.lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    if lowered == "none":
+        return None
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def parse_agent_spec(spec: str) -> tuple[str, tuple[tuple[str, Any], ...]]:
+    """``"name[:field=value...]"`` -> ``(name, ((field, value), ...))``."""
+    name, *fields = [part.strip() for part in spec.split(":")]
+    overrides = []
+    for field in fields:
+        key, sep, value = field.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"bad override {field!r} in {spec!r}: expected field=value")
+        overrides.append((key.strip(), parse_value(value.strip())))
+    return name, tuple(overrides)
+
+
+def time_jax(env, agent, horizon: int, runs: int, *, repeats: int, min_time: float,
+             chunk_size: int | None, seed: int, max_time: float = math.inf) -> dict:
+    """Best-of-``repeats`` seed-steps/s of ``jb.simulate`` (compile excluded).
+
+    A trial repeats the same call until its summed wall time reaches ``min_time``; no trial
+    starts once ``max_time`` seconds have been spent (a long trial is its own average).
+    Returns ``{"rate", "wall", "compile", "calls"}``.
+    """
+    import jaxbandits as jb
+
+    compile_time = None
+    best_rate, best_wall, calls, spent = 0.0, 0.0, 0, 0.0
+    for _ in range(repeats):
+        if spent >= max_time:
+            break
+        wall, seed_steps = 0.0, 0
+        while True:
+            result = jb.simulate(env, agent, seed, horizon, runs, progress=False,
+                                 chunk_size=chunk_size)
+            calls += 1
+            if compile_time is None:
+                compile_time = result.compile_time
+            wall += result.wall_time
+            seed_steps += runs * horizon
+            if wall >= min_time:
+                break
+        spent += wall
+        if seed_steps / wall > best_rate:
+            best_rate, best_wall = seed_steps / wall, wall
+    return {"rate": best_rate, "wall": best_wall, "compile": compile_time or 0.0, "calls": calls}
+
+
+def fmt_rate(x: float | None) -> str:
+    """A rate for a table: thousands separators, more digits below 100, ``-`` for none."""
+    if x is None:
+        return "-"
+    return f"{x:,.0f}" if x >= 100 else f"{x:,.1f}" if x >= 1 else f"{x:.3f}"
+
+
+def print_table(header: list[str], body: list[list[str]], markdown: bool) -> None:
+    """Prints rows as aligned plain text (first column left, the rest right) or markdown."""
+    if markdown:
+        print("| " + " | ".join(header) + " |")
+        print("|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|")
+        for line in body:
+            print("| " + " | ".join(line) + " |")
+        return
+    widths = [max(len(h), *(len(b[i]) for b in body)) for i, h in enumerate(header)]
+    print("  ".join(h.ljust(w) if i == 0 else h.rjust(w)
+                    for i, (h, w) in enumerate(zip(header, widths, strict=True))))
+    for line in body:
+        print("  ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                        for i, (c, w) in enumerate(zip(line, widths, strict=True))))
