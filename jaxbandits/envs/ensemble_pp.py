@@ -16,7 +16,7 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
-from jaxbandits.core import Context, Feedback, check_positive
+from jaxbandits.core import Context, Feedback, check_positive, distinct_indices
 from jaxbandits.envs.linear import LinearEnv, LinearEnvState, draw_vectors
 from jaxbandits.registry import register_env
 
@@ -113,7 +113,7 @@ class LinearVaryingEnv(LinearEnv):
         return LinearEnvState(theta=theta, arms=pool, means=pool @ theta)
 
     def observe(self, key: jax.Array, env_state: LinearEnvState, t: jax.Array) -> VaryingContext:
-        arm_ids = jax.random.choice(key, self.pool_size, (self.num_arms,), replace=False)
+        arm_ids = distinct_indices(key, self.pool_size, self.num_arms)
         return VaryingContext(arms=env_state.arms[arm_ids], arm_ids=arm_ids)
 
     def feedback(

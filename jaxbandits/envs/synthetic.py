@@ -33,7 +33,15 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
-from jaxbandits.core import Env, Feedback, Spec, check_choice, check_positive, float_dtype
+from jaxbandits.core import (
+    Env,
+    Feedback,
+    Spec,
+    check_choice,
+    check_positive,
+    distinct_indices,
+    float_dtype,
+)
 from jaxbandits.envs.ensemble_pp import VaryingContext
 from jaxbandits.envs.linear import draw_vectors
 from jaxbandits.registry import register_env
@@ -129,7 +137,7 @@ class NeuralLogSyntheticEnv(Env):
         return SyntheticState(theta=theta, matrix=matrix, pool=pool, means=means)
 
     def observe(self, key: jax.Array, env_state: SyntheticState, t: jax.Array) -> VaryingContext:
-        arm_ids = jax.random.choice(key, self.pool_size, (self.num_arms,), replace=False)
+        arm_ids = distinct_indices(key, self.pool_size, self.num_arms)
         return VaryingContext(arms=env_state.pool[arm_ids], arm_ids=arm_ids)
 
     def feedback(

@@ -43,7 +43,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxbandits.core import float_dtype
+from jaxbandits.core import distinct_indices, float_dtype
 
 __all__ = [
     "PERTURBATIONS",
@@ -99,7 +99,7 @@ def reference_sample(
         sign = jax.random.rademacher(key_sign, (), dtype)
         return jnp.zeros((size,), dtype).at[index].set(sign * math.sqrt(size))
     # sparse: s distinct coordinates with independent signs, each of magnitude sqrt(M / s).
-    chosen = jax.random.choice(key_index, size, (sparsity,), replace=False)
+    chosen = distinct_indices(key_index, size, sparsity)
     signs = jax.random.rademacher(key_sign, (sparsity,), dtype)
     return jnp.zeros((size,), dtype).at[chosen].set(signs * math.sqrt(size / sparsity))
 
