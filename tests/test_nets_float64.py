@@ -77,6 +77,48 @@ def test_gd_trajectories_coincide_for_per_arm_and_buffer_rows():
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize("reduction,link", [("mean", "identity"), ("sum", "identity"),
+                                            ("mean_plus_reg", "logistic")])
+def test_training_on_the_filled_rows_in_blocks_equals_full_batch_training(reduction, link):
+    """``num_rows``: the data gradient summed over blocks of ``block_rows`` rows up to the
+    filled prefix of a ring buffer is the full-batch gradient (the empty rows have count 0), also
+    under ``vmap`` over buffers filled to different depths (the blocks loop runs to the deepest
+    one and leaves the others unchanged)."""
+    _, pulls, rewards, _, _ = history(seed=6)
+    arms = jax.random.normal(jax.random.key(7), (STEPS, NUM_ARMS, DIM))
+    targets = rewards > 0 if link == "logistic" else rewards
+    net = Network(in_features=DIM, width=WIDTH, depth=DEPTH)
+    theta0 = net.init(jax.random.key(8))
+    lr = 0.05 / STEPS if reduction == "sum" else 0.05
+
+    def buffer_after(t):  # a ring buffer of 50 rows holding the first t observations
+        data = glm_data_init(50, DIM)
+        for s in range(t):
+            data, _ = glm_data_add(data, arms[s], pulls[s], targets[s], per_arm=False)
+        return data
+
+    def fit(data, num_rows, block_rows):
+        return net_gd(net, theta0, theta0, data.features, data.counts, data.rewards, REG,
+                      learning_rate=lr, num_steps=20, reduction=reduction, link=link,
+                      num_rows=num_rows, block_rows=block_rows)
+
+    depths = (3, 17, STEPS)
+    buffers = [buffer_after(t) for t in depths]
+    stacked = jax.tree.map(lambda *a: jnp.stack(a), *buffers)
+    batched = jax.jit(jax.vmap(lambda d: fit(d, d.num_obs, 8)))(stacked)
+    for i, data in enumerate(buffers):
+        full = fit(data, None, 8)
+        for blocks_of in (8, 7):  # 7 does not divide 50: the last block is zero-padded
+            blocked = fit(data, data.num_obs, blocks_of)
+            for a, b in zip(jax.tree.leaves(blocked), jax.tree.leaves(full), strict=True):
+                np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+        for a, b in zip(jax.tree.leaves(batched), jax.tree.leaves(full), strict=True):
+            np.testing.assert_allclose(a[i], b, rtol=1e-10, atol=1e-12)
+    # and it does train: 20 steps move the parameters
+    moved = jax.tree.leaves(fit(buffers[-1], STEPS, 8))[0] - jax.tree.leaves(theta0)[0]
+    assert float(jnp.max(jnp.abs(moved))) > 1e-4
+
+
 def test_mean_and_summed_losses_have_the_same_minimiser():
     arms, _, _, per_arm, _ = history(seed=4)
     net = Network(in_features=DIM, width=WIDTH, depth=DEPTH)

@@ -179,7 +179,12 @@ class NeuralAgent(Agent):
         return net_gd(network, params, anchor, data.features, data.counts, sums,
                       self.reg * self.width, learning_rate=self.learning_rate,
                       num_steps=jnp.where(active, self.num_grad_steps, 0),
-                      reduction=self.loss_reduction)
+                      reduction=self.loss_reduction, num_rows=self._filled_rows(data))
+
+    def _filled_rows(self, data: GLMData) -> jax.Array | None:
+        """How many leading rows of ``data`` hold observations: a ring buffer fills rows 0, 1,
+        ... in order, so training skips the empty tail (None for per-arm statistics)."""
+        return None if self._per_arm else jnp.minimum(data.num_obs, data.counts.shape[0])
 
 
 # ------------------------------------------------------------------------------------------------

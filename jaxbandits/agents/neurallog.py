@@ -409,7 +409,8 @@ class NeuralLogAgent(NeuralAgent):
         return net_gd(network, start, anchor, data.features, data.counts, data.rewards, coef,
                       learning_rate=self.learning_rate,
                       num_steps=jnp.where(active, self.num_grad_steps, 0),
-                      reduction=self.loss_reduction, link="logistic")
+                      reduction=self.loss_reduction, link="logistic",
+                      num_rows=self._filled_rows(data))
 
     def _design_add(self, design, u: jax.Array, weight):
         if self.mode == "practical":

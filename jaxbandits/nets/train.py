@@ -52,18 +52,28 @@ def net_loss(
 ) -> jax.Array:
     """The regularised loss above for rows ``inputs`` ``(N, d)``, ``counts`` ``(N,)`` and
     ``sums`` ``(N,)``, reduced by ``reduction`` (a scalar)."""
+    data_scale, penalty_scale = _reduction_scales(reduction, counts)
+    data = _data_term(network, params, inputs, counts, sums, link)
+    return data_scale * data + penalty_scale * _penalty(params, anchor, reg)
+
+
+def _data_term(network, params, inputs, counts, sums, link) -> jax.Array:
+    """``sum_i n_i b(f(x_i)) - s_i f(x_i)`` (the loss's data part, unreduced)."""
+    f = network.apply(params, inputs)
+    return jnp.sum(counts * link_cumulant(f, link) - sums * f)
+
+
+def _penalty(params, anchor, reg) -> jax.Array:
+    squares = jax.tree.map(lambda p, a: jnp.sum((p - a) ** 2), params, anchor)
+    return 0.5 * reg * sum(jax.tree.leaves(squares))
+
+
+def _reduction_scales(reduction: str, counts: jax.Array):
+    """``(c_data, c_penalty)``: the reduced loss is ``c_data data + c_penalty penalty``."""
     if reduction not in REDUCTIONS:
         raise ValueError(f"reduction must be one of {REDUCTIONS}, got {reduction!r}")
-    f = network.apply(params, inputs)
-    data = jnp.sum(counts * link_cumulant(f, link) - sums * f)
-    squares = jax.tree.map(lambda p, a: jnp.sum((p - a) ** 2), params, anchor)
-    penalty = 0.5 * reg * sum(jax.tree.leaves(squares))
-    n = jnp.maximum(jnp.sum(counts), 1.0)
-    if reduction == "mean":
-        return (data + penalty) / n
-    if reduction == "mean_plus_reg":
-        return data / n + penalty
-    return data + penalty
+    inv_n = 1.0 / jnp.maximum(jnp.sum(counts), 1.0)
+    return {"mean": (inv_n, inv_n), "mean_plus_reg": (inv_n, 1.0), "sum": (1.0, 1.0)}[reduction]
 
 
 def net_gd(
@@ -79,6 +89,8 @@ def net_gd(
     num_steps: jax.Array | int,
     reduction: str = "mean",
     link: str = "identity",
+    num_rows: jax.Array | int | None = None,
+    block_rows: int = 256,
 ) -> nnx.State:
     """``num_steps`` full-batch gradient steps (``optax.sgd(learning_rate)``) on
     :func:`net_loss` from ``params`` (a warm start); returns the new parameters.
@@ -87,23 +99,59 @@ def net_gd(
     step, also under ``vmap`` (a batched loop runs while some run still needs a step; the runs
     of one experiment share their schedule, so they all stop together).
 
+    ``num_rows`` (may be traced): only the first ``num_rows`` rows hold data (the filled prefix
+    of a ring buffer; the others must have ``counts`` 0). The data gradient is then summed over
+    blocks of ``block_rows`` rows (static), skipping the blocks past ``num_rows``, so a training
+    on t < N observations costs O(t) rather than O(N), as the papers' code that trains on the
+    history so far; the result is the full-batch step up to float rounding.
+
     Example::
 
         params = net_gd(net, params, theta0, arms, counts, sums, reg=1.0 * net.width,
                         learning_rate=0.01, num_steps=100)
     """
     optimizer = optax.sgd(learning_rate)
+    data_scale, penalty_scale = _reduction_scales(reduction, counts)
+    data_grad = _blocked_data_grad(network, inputs, counts, sums, link, num_rows, block_rows)
 
-    def loss(p):
-        return net_loss(network, p, anchor, inputs, counts, sums, reg, link=link,
-                        reduction=reduction)
+    def grad(p):
+        g_penalty = jax.tree.map(lambda q, a: reg * (q - a), p, anchor)
+        return jax.tree.map(lambda gd, gp: data_scale * gd + penalty_scale * gp,
+                            data_grad(p), g_penalty)
 
     def step(_, carry):
         p, opt_state = carry
-        updates, opt_state = optimizer.update(jax.grad(loss)(p), opt_state, p)
+        updates, opt_state = optimizer.update(grad(p), opt_state, p)
         return optax.apply_updates(p, updates), opt_state
 
     return jax.lax.fori_loop(0, num_steps, step, (params, optimizer.init(params)))[0]
+
+
+def _blocked_data_grad(network, inputs, counts, sums, link, num_rows, block_rows):
+    """``p -> grad_p data_term(p)``, over the first ``num_rows`` rows in blocks when given."""
+    num_total = inputs.shape[0]
+    if num_rows is None or num_total <= block_rows:
+        return jax.grad(lambda p: _data_term(network, p, inputs, counts, sums, link))
+    used = (jnp.minimum(num_rows, num_total) + block_rows - 1) // block_rows
+    offsets = jnp.arange(block_rows)
+
+    def block_grad(p, b):
+        # Block b covers rows [b B, (b + 1) B); the last one is slid back to end at row N (no
+        # padded copy of the data) and its rows that an earlier block covered are masked out.
+        start = jnp.minimum(b * block_rows, num_total - block_rows)
+        rows = jax.lax.dynamic_slice_in_dim(inputs, start, block_rows)
+        fresh = start + offsets >= b * block_rows
+        n = jnp.where(fresh, jax.lax.dynamic_slice_in_dim(counts, start, block_rows), 0.0)
+        s = jnp.where(fresh, jax.lax.dynamic_slice_in_dim(sums, start, block_rows), 0.0)
+        return jax.grad(lambda q: _data_term(network, q, rows, n, s, link))(p)
+
+    def data_grad(p):
+        def add_block(b, total):
+            return jax.tree.map(jnp.add, total, block_grad(p, b))
+
+        return jax.lax.fori_loop(0, used, add_block, jax.tree.map(jnp.zeros_like, p))
+
+    return data_grad
 
 
 def training_round(
