@@ -1,6 +1,6 @@
 """What the throughput scripts share: agent specs, JAX timing and plain/markdown tables.
 
-Importing this module imports neither jax nor jaxbandits (the scripts set ``XLA_FLAGS`` first).
+Importing this module imports neither jax nor jaxbandits (the scripts split the CPU first).
 """
 
 from __future__ import annotations
@@ -8,6 +8,23 @@ from __future__ import annotations
 import argparse
 import math
 from typing import Any
+
+CPU_DEVICES_HELP = ("split the CPU into this many XLA devices, the runs sharded over them "
+                    "(jb.use_cpu_cores; default: one per core, as `jaxbandits run` does; 1: "
+                    "XLA's single CPU device)")
+
+
+def use_cpu_devices(count: int | None) -> None:
+    """``jb.use_cpu_cores(count)`` before the first JAX computation (``None``: every core, or
+    quietly the devices of a JAX that is already running, as in the tests)."""
+    import warnings
+
+    import jaxbandits as jb
+
+    with warnings.catch_warnings():
+        if count is None:
+            warnings.simplefilter("ignore")
+        jb.use_cpu_cores(count)
 
 
 def int_list(text: str) -> list[int]:

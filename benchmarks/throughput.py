@@ -75,9 +75,17 @@ if (_ROOT / "jaxbandits").is_dir() and str(_ROOT) not in sys.path:
 if str(Path(__file__).resolve().parent) not in sys.path:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _bench import fmt_rate, int_list, parse_agent_spec, print_table, time_jax  # noqa: E402
+from _bench import (  # noqa: E402
+    CPU_DEVICES_HELP,
+    fmt_rate,
+    int_list,
+    parse_agent_spec,
+    print_table,
+    time_jax,
+    use_cpu_devices,
+)
 
-# jax and jaxbandits are imported in main(), after --cpu-devices has had a chance to set XLA_FLAGS
+# jax and jaxbandits are imported in main(), after --cpu-devices has split the CPU
 # (the functions below import them lazily, so this module can be imported for its references).
 
 TARGET_RATIO = 30.0  # the engine's goal at 1,000 runs, against the NumPy loop
@@ -644,9 +652,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--dim", type=int, default=20)
     p.add_argument("--num-arms", type=int, default=50)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--cpu-devices", type=int, default=None,
-                   help="split the CPU into this many XLA devices (runs are sharded over them) "
-                        "by setting --xla_force_host_platform_device_count; default: JAX's own")
+    p.add_argument("--cpu-devices", type=int, default=None, help=CPU_DEVICES_HELP)
     p.add_argument("--quick", action="store_true", help="tiny sizes: a smoke test (~1 min)")
     p.add_argument("--markdown", action="store_true", help="print the tables as markdown")
     args = p.parse_args(argv)
@@ -706,11 +712,7 @@ def print_flat(entry: BenchEntry, rows: list[dict], runs: int, numpy_runs: Seque
 def main(argv=None) -> int:
     args = parse_args(argv)
     t0 = time.perf_counter()
-    if args.cpu_devices is not None:
-        if "jax" in sys.modules:
-            raise SystemExit("--cpu-devices must be set before jax is imported")
-        flag = f"--xla_force_host_platform_device_count={args.cpu_devices}"
-        os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {flag}".strip()
+    use_cpu_devices(args.cpu_devices)
     import jax
 
     print(f"jaxbandits throughput benchmark | jax {jax.__version__}, backend "

@@ -25,15 +25,20 @@ build ``torch==2.13.0``); without it the script prints the JAX numbers and says 
 
 What is timed:
 
-* **JAX** (steady state): ``jb.simulate`` with the agent's ``warmup=0``, so that every timed
-  round costs what a round after the warm-up costs (neural-es / neural-ucb train every round;
-  neurallog-ucb-2 every 50 rounds, so its horizons are multiples of 50 and the rate is the
-  average over the cycle). Best of ``--repeats`` trials of at least ``--min-time`` seconds of
+* **JAX**: ``jb.simulate`` with the agent's ``warmup=0``. Agents on per-arm statistics
+  (neural-es, neural-ucb on E-QUAD, training every round) cost the same every round after the
+  warm-up, so a short horizon (``--horizon``) gives their steady state. Agents with a ring
+  buffer of B rows (neurallog-ucb-2: the arms change every round) train on the rows filled so
+  far, so their rounds get dearer until the buffer is full: they are timed over the PyTorch
+  reference's whole horizon (T = 2000, training every 50 rounds), the same rounds the
+  reference's rate averages. Best of ``--repeats`` trials of at least ``--min-time`` seconds of
   wall time; compile time is reported separately. One compiled program per run count is shared
   by the timing, the flatness and the regret runs (same ``--chunk-size``).
 * **Flat in t**: one simulate call per horizon in ``--flat-horizons`` (``--flat-runs`` runs,
-  best of ``--repeats``): seed-steps/s over increasing horizons, and the per-round time of each
-  window between consecutive horizons (early vs late), from the differences of the wall times.
+  best of ``--repeats``; default 50, 200, 800, and B/2, B, 2B for a buffer agent, whose cost
+  grows while the buffer fills and is flat after): seed-steps/s over increasing horizons, and
+  the per-round time of each window between consecutive horizons (early vs late), from the
+  differences of the wall times.
 * **PyTorch**: the rounds after the warm-up of the regret-check seeds (``--torch-horizon``
   rounds each, default warm-up; by default 60 rounds past the warm-up for neural-es and
   neural-ucb, whose references take up to a second a round, and the paper's T = 2000 for
@@ -67,10 +72,18 @@ if (_ROOT / "jaxbandits").is_dir() and str(_ROOT) not in sys.path:
 if str(Path(__file__).resolve().parent) not in sys.path:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _bench import fmt_rate, int_list, parse_agent_spec, print_table, time_jax  # noqa: E402
+from _bench import (  # noqa: E402
+    CPU_DEVICES_HELP,
+    fmt_rate,
+    int_list,
+    parse_agent_spec,
+    print_table,
+    time_jax,
+    use_cpu_devices,
+)
 
 # jax, jaxbandits and torch are imported in main() and the functions below, after --cpu-devices
-# has had a chance to set XLA_FLAGS; the module itself imports without either.
+# has split the CPU; the module itself imports without either.
 
 TARGET_RATIO = 20.0  # the goal at TARGET_RUNS runs, against the PyTorch loop (issue 5)
 TARGET_RUNS = 100
@@ -657,7 +670,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                         "and regret runs of a run count share one compiled program "
                         "(default 10; quick: 2)")
     p.add_argument("--flat-horizons", type=int_list, default=None,
-                   help="horizons of the flatness runs (default 50,200,800; quick: 4,8)")
+                   help="horizons of the flatness runs (default 50,200,800, and B/2,B,2B for "
+                        "an agent with a ring buffer of B rows; quick: 4,8)")
     p.add_argument("--flat-runs", type=int, default=1, help="runs of the flatness runs")
     p.add_argument("--torch-horizon", type=int, default=None,
                    help="rounds per PyTorch seed, also the horizon of the regret check "
@@ -679,9 +693,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--num-arms", type=int, default=50, help="K of the quadratic environment")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-torch", action="store_true", help="JAX numbers only")
-    p.add_argument("--cpu-devices", type=int, default=None,
-                   help="split the CPU into this many XLA devices (runs are sharded over them) "
-                        "by setting --xla_force_host_platform_device_count; default: JAX's own")
+    p.add_argument("--cpu-devices", type=int, default=None, help=CPU_DEVICES_HELP)
     p.add_argument("--quick", action="store_true", help="tiny sizes: a smoke test")
     p.add_argument("--markdown", action="store_true", help="print the tables as markdown")
     args = p.parse_args(argv)
@@ -697,6 +709,8 @@ def parse_args(argv=None) -> argparse.Namespace:
         "repeats": 1 if quick else 2,
         "min_time": 0.01 if quick else 1.0,
     }
+    # None: an agent with a ring buffer of B rows picks B/2, B, 2B (quick: the defaults)
+    args.flat_horizons_set = args.flat_horizons or ([4, 8] if quick else None)
     for field, value in defaults.items():
         if getattr(args, field) is None:
             setattr(args, field, value)
@@ -715,6 +729,19 @@ def _label(name: str, overrides: dict) -> str:
     return name + "[" + ",".join(f"{k}={v}" for k, v in overrides.items()) + "]"
 
 
+def _torch_horizon(args, agent, env, name: str) -> int:
+    """Rounds per PyTorch seed: ``--torch-horizon``, else the reference's own (the paper's T),
+    else the warm-up plus 60 rounds (quick: plus one training period)."""
+    warmup = env.num_arms if int(agent.warmup) < 0 else int(agent.warmup)
+    every = int(getattr(agent, "update_every", 1))
+    if args.torch_horizon:
+        return args.torch_horizon
+    if args.quick:
+        return warmup + max(2, every)
+    reference = TORCH_REFERENCES.get(name)
+    return getattr(reference, "horizon", None) or warmup + max(60, every)
+
+
 def _round_up(value: int, multiple: int) -> int:
     return max(multiple, -(-value // multiple) * multiple)
 
@@ -722,11 +749,7 @@ def _round_up(value: int, multiple: int) -> int:
 def main(argv=None) -> int:
     args = parse_args(argv)
     t0 = time.perf_counter()
-    if args.cpu_devices is not None:
-        if "jax" in sys.modules:
-            raise SystemExit("--cpu-devices must be set before jax is imported")
-        flag = f"--xla_force_host_platform_device_count={args.cpu_devices}"
-        os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {flag}".strip()
+    use_cpu_devices(args.cpu_devices)
     import jax
 
     import jaxbandits as jb
@@ -742,7 +765,8 @@ def main(argv=None) -> int:
              else "torch: not used") +
           f" | python {platform.python_version()} | {os.cpu_count()} CPU(s), load average "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print(f"JAX: steady state (warmup=0), {args.horizon}+ rounds per call, chunk "
+    print(f"JAX: warmup=0, {args.horizon}+ rounds per call (agents with a ring buffer: the "
+          f"PyTorch horizon), chunk "
           f"{args.chunk_size}, best of {args.repeats} trial(s) of >= {args.min_time:g} s; "
           f"flatness at {args.flat_runs} run(s), horizons "
           f"{','.join(map(str, args.flat_horizons))}"
@@ -768,15 +792,30 @@ def main(argv=None) -> int:
         env = jb.make_env(env_name, **env_kwargs)
         agent = jb.make_agent(name, **overrides)
         every = int(getattr(agent, "update_every", 1))
-        horizon = _round_up(args.horizon, math.lcm(every, args.chunk_size))
+        period = math.lcm(every, args.chunk_size)
         steady = agent.replace(warmup=0)
+        reference = TORCH_REFERENCES.get(name) if have_torch else None
+        buffer = getattr(agent, "buffer_size", None)
+        if buffer is None:  # per-arm statistics: every round after the warm-up costs the same
+            horizon = _round_up(args.horizon, period)
+            flat_horizons = args.flat_horizons
+            timed = f"timed horizon {horizon}"
+        else:
+            # A ring buffer: training covers the filled rows, so a round costs more as the
+            # buffer fills (up to buffer_size rows, flat after), like the papers' code on its
+            # history. Time the whole horizon the PyTorch reference plays, so both average the
+            # same rounds, and show the growth and the plateau (B/2, B, 2B).
+            horizon = _round_up(_torch_horizon(args, agent, env, name), period)
+            flat_horizons = args.flat_horizons_set or [
+                max(1, buffer // 2), buffer, 2 * buffer]
+            timed = (f"timed horizon {horizon} from an empty buffer of {buffer} rows (the "
+                     f"PyTorch reference's rounds)")
         print(f"\n== {label} on {env_name} (d={env.dim}, K={env.num_arms}); trains every "
-              f"{every} round(s), {agent.num_grad_steps} GD steps; timed horizon {horizon}")
+              f"{every} round(s), {agent.num_grad_steps} GD steps; {timed}")
         sys.stdout.flush()
 
         # PyTorch reference: the training check, then the timed regret-check seeds.
         torch_rates, check = {}, None
-        reference = TORCH_REFERENCES.get(name) if have_torch else None
         if have_torch and reference is None:
             print(f"[note] {label}: no PyTorch reference; JAX numbers only")
         if reference is not None:
@@ -787,9 +826,7 @@ def main(argv=None) -> int:
                   f"{train['errors']['stats']:.1e} (stats); the round moved theta by "
                   f"{train['moved']:.1e} -> {verdict}")
             warmup = env.num_arms if int(agent.warmup) < 0 else int(agent.warmup)
-            torch_horizon = args.torch_horizon or (
-                warmup + max(2, every) if args.quick
-                else reference.horizon or warmup + max(60, every))
+            torch_horizon = _torch_horizon(args, agent, env, name)
             asked = ["history", "stats"] if args.torch_data == "both" else [args.torch_data]
             modes = [mode for mode in asked if mode in reference.data_modes]
             if not modes:
@@ -847,7 +884,7 @@ def main(argv=None) -> int:
             print(f"[jax]   {label} runs={runs}: {fmt_rate(m['rate'])} seed-steps/s, compile "
                   f"{m['compile']:.2f} s, {m['calls']} call(s)")
             sys.stdout.flush()
-        horizons = [_round_up(h, math.lcm(every, args.chunk_size)) for h in args.flat_horizons]
+        horizons = [_round_up(h, period) for h in flat_horizons]
         horizons = sorted(set(horizons))
         rows = flatness(env, steady, horizons, args.flat_runs, repeats=args.repeats,
                         chunk_size=args.chunk_size, seed=args.seed)

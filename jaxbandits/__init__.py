@@ -10,7 +10,7 @@ from jaxbandits.core import Agent, Context, Env, Feedback, Spec
 from jaxbandits.plotting import plot_regret
 from jaxbandits.registry import agent_names, env_names, make_agent, make_env
 from jaxbandits.results import Result
-from jaxbandits.simulate import compare, log_spaced_steps, simulate, sweep
+from jaxbandits.simulate import compare, log_spaced_steps, simulate, sweep, use_cpu_cores
 
 __version__ = "0.1.0"
 
@@ -34,4 +34,5 @@ __all__ = [
     "plot_regret",
     "simulate",
     "sweep",
+    "use_cpu_cores",
 ]

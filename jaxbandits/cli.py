@@ -55,6 +55,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="override a hyperparameter: env.noise_std=1, agent.reg=0.5 (every "
                           "agent that has the field) or lin-ucb.explore_scale=0.2; repeatable")
     run.add_argument("--chunk-size", type=int, default=None, help="rounds per compiled chunk")
+    run.add_argument("--cpu-devices", type=int, default=None,
+                     help="split the CPU into this many devices, the runs sharded over them "
+                          "(default: one per core; 1 for XLA's single CPU device)")
     run.add_argument("--log-x", action="store_true", help="logarithmic round axis in the plot")
     run.add_argument("--no-progress", action="store_true", help="hide the progress bars")
     run.set_defaults(handler=_run)
@@ -85,10 +88,17 @@ def parse_settings(items: list[str]) -> dict[str, dict[str, Any]]:
 
 
 def _run(args: argparse.Namespace) -> int:
+    import warnings
+
     import jax
 
     import jaxbandits as jb
     from jaxbandits.registry import AGENTS, agent_names
+
+    with warnings.catch_warnings():
+        if args.cpu_devices is None:  # the default: quietly keep the devices of a running JAX
+            warnings.simplefilter("ignore")
+        jb.use_cpu_cores(args.cpu_devices)
 
     settings = parse_settings(args.set)
     env = jb.make_env(args.env, **settings.pop("env", {}))

@@ -21,8 +21,10 @@ import hashlib
 import itertools
 import json
 import math
+import os
 import sys
 import time
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -36,7 +38,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 from jaxbandits.core import Agent, Env, float_dtype
 from jaxbandits.results import Result, config_of
 
-__all__ = ["compare", "log_spaced_steps", "simulate", "sweep", "trace_counts"]
+__all__ = ["compare", "log_spaced_steps", "simulate", "sweep", "trace_counts", "use_cpu_cores"]
 
 PyTree = Any
 _TRACES: collections.Counter[str] = collections.Counter()
@@ -176,6 +178,15 @@ def _programs(num_slots: int, length: int, grid: bool, sharding: NamedSharding):
             f = jax.vmap(f, (0, 0, 0, None, None, None))
         return f(env, agent, carry, start, horizon, steps)
 
+    # Each device plays its own block of runs (shard_map): a loop whose trip count is batched
+    # over runs (a training round's gradient steps) then ends on a local "any run left?",
+    # where the same vmap partitioned by jit alone would all-reduce that predicate across
+    # devices at every iteration (on CPU devices, slower than one device below ~100 runs).
+    replicated, runs = PartitionSpec(), sharding.spec
+    local = functools.partial(jax.shard_map, mesh=sharding.mesh, out_specs=runs,
+                              check_vma=False)
+    init = local(init, in_specs=(replicated, replicated, replicated, PartitionSpec("runs")))
+    chunk = local(chunk, in_specs=(replicated, replicated, runs) + (replicated,) * 3)
     return (
         jax.jit(init, out_shardings=sharding),
         jax.jit(chunk, out_shardings=sharding, donate_argnums=2),
@@ -208,6 +219,49 @@ def _sharding(x) -> Any:
 
 # ------------------------------------------------------------------------------------------------
 # Public entry points.
+
+
+def use_cpu_cores(count: int | None = None) -> int:
+    """Splits the host CPU into ``count`` XLA devices so that :func:`simulate` shards its runs
+    over every core; returns the number of CPU devices in effect.
+
+    XLA's CPU backend is one device by default, and a vmapped program of small per-run
+    operations (a bandit round) keeps only one core busy: with one device per core, each core
+    plays its own block of runs. Measured on a 2-core machine: lin-ts at 1,000 runs 1.2M ->
+    2.1M seed-steps/s, neurallog-ucb-2 at 10 runs 13k -> 27k. Results do not change (runs are
+    independent; sharding is bit-for-bit). GPUs and TPUs are unaffected.
+
+    Call it right after the imports, before the first JAX computation: the CPU backend's device
+    count is fixed once it starts. Afterwards this warns and returns the count in effect. The
+    command line calls it (``jaxbandits run --cpu-devices``).
+
+    Args:
+      count: the number of devices (default: the cores this process may run on, unless
+        ``XLA_FLAGS`` already sets ``--xla_force_host_platform_device_count``).
+
+    Example::
+
+        import jaxbandits as jb
+        jb.use_cpu_cores()
+        result = jb.simulate(env, agent, 0, 10_000, 1_000)   # runs split over the cores
+    """
+    if count is None:
+        if "xla_force_host_platform_device_count" in os.environ.get("XLA_FLAGS", ""):
+            return len(jax.devices("cpu"))  # the user's own split wins
+        count = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
+            os.cpu_count() or 1)
+    if int(count) != count or count < 1:
+        raise ValueError(f"count must be a positive integer, got {count!r}")
+    try:
+        jax.config.update("jax_num_cpu_devices", int(count))
+    except RuntimeError:  # the backends are already up
+        current = len(jax.devices("cpu"))
+        if current != count:
+            warnings.warn(f"use_cpu_cores({count}) came after JAX started its CPU backend; "
+                          f"it keeps {current} device(s). Call it before the first JAX "
+                          "computation.", stacklevel=2)
+        return current
+    return int(count)
 
 
 def simulate(
