@@ -295,7 +295,8 @@ def simulate(
         same arguments resumes from it (and ends with exactly the same numbers).
       progress: show a progress bar (default: when stderr is a terminal).
       name: the result's label (default: the agent's registered name).
-      devices: the devices the runs are sharded over (default: all of ``jax.devices()``).
+      devices: the devices the runs are sharded over (default: all of ``jax.devices()``; at
+        most ``num_runs`` of them are used).
 
     Returns:
       A :class:`~jaxbandits.results.Result` with ``(num_runs, S)`` cumulative regret and reward.
@@ -405,6 +406,7 @@ def _run(env, agent, key, horizon, num_runs, grid_size, chunk_size, record, num_
     key = _as_key(key)
 
     devices = list(jax.devices() if devices is None else devices)
+    devices = devices[: max(1, min(len(devices), num_runs))]  # no device plays only padding
     padded_runs = math.ceil(num_runs / len(devices)) * len(devices)
     mesh = Mesh(np.asarray(devices), ("runs",))
     spec = PartitionSpec(None, "runs") if grid else PartitionSpec("runs")

@@ -21,6 +21,9 @@ SCRIPT = textwrap.dedent(
         one = jb.simulate(env, agent, 7, 150, 8, devices=jax.devices()[:1], **kw)
         odd = jb.simulate(env, agent, 7, 150, 5, **kw)  # padded to 8 runs over 4 devices
         assert four.extras["devices"] == 4 and one.extras["devices"] == 1
+        two_runs = jb.simulate(env, agent, 7, 150, 2, **kw)  # a device per run, no more
+        assert two_runs.extras["devices"] == 2
+        np.testing.assert_array_equal(two_runs.cumulative_regret, four.cumulative_regret[:2])
         np.testing.assert_array_equal(four.cumulative_regret, one.cumulative_regret)
         np.testing.assert_array_equal(four.cumulative_reward, one.cumulative_reward)
         np.testing.assert_array_equal(odd.cumulative_regret, four.cumulative_regret[:5])

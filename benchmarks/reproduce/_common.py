@@ -42,6 +42,7 @@ import math
 import shlex
 import sys
 import time
+import warnings
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -52,6 +53,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if (ROOT / "jaxbandits").is_dir() and str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # run the checkout this file belongs to
 
+import jaxbandits as jb  # noqa: E402
 from jaxbandits.results import Result, t_quantile  # noqa: E402
 
 __all__ = [
@@ -95,7 +97,8 @@ def parse_args(name: str, description: str, argv: Sequence[str] | None = None,
 
     Options: ``--scale {tiny,small,paper}``, ``--seed`` (the JAX key of every run),
     ``--out`` (default ``results/reproduce/<name>/``), ``--plain`` (plain-text tables instead of
-    rich), ``--no-progress`` (no progress bars).
+    rich), ``--no-progress`` (no progress bars), ``--cpu-devices`` (``jb.use_cpu_cores``:
+    one device per core by default, so the runs are split over the cores).
     """
     parser = argparse.ArgumentParser(prog=f"{name}.py", description=description)
     parser.add_argument("--scale", choices=SCALES, default=default_scale, help=SCALE_HELP)
@@ -105,7 +108,13 @@ def parse_args(name: str, description: str, argv: Sequence[str] | None = None,
     parser.add_argument("--plain", action="store_true",
                         help="print tables as plain markdown instead of rich tables")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    parser.add_argument("--cpu-devices", type=int, default=None,
+                        help="CPU devices to shard the runs over (default: one per core)")
     args = parser.parse_args(argv)
+    with warnings.catch_warnings():  # default: quietly keep the devices of a running JAX
+        if args.cpu_devices is None:
+            warnings.simplefilter("ignore")
+        jb.use_cpu_cores(args.cpu_devices)
     args.name = name
     args.argv = list(sys.argv[1:] if argv is None else argv)
     return args
@@ -338,8 +347,6 @@ def sweep_values(env, agent, key, field: str, values: Sequence[Any], horizon: in
     fields stay as set on ``agent``; common random numbers hold across values and groups.
     ``options`` are the keyword arguments of ``jb.sweep`` (see :func:`run_options`).
     """
-    import jaxbandits as jb
-
     values = list(values)
     if not values:
         raise ValueError(f"sweep_values: no values for {field!r}")
