@@ -22,6 +22,10 @@ environment's defaults otherwise) and with the agent's default hyperparameters:
   "flat in t" prints both: the engine's seed-steps/s over growing horizons, and the NumPy
   reference's time per step early and late in a run. Timings are printed, never asserted.
 
+Neural agents (``neural-es``, ``neural-ucb``, ``neurallog-ucb-2``) given in ``--agents`` are
+measured against their PyTorch references by ``throughput_neural.py`` (1, 10 and 100 runs, flat
+in t; ``--runs`` and ``--quick`` are passed on).
+
 Run it from the repository root::
 
     python benchmarks/throughput.py                      # the full benchmark (long on a laptop)
@@ -75,6 +79,7 @@ if (_ROOT / "jaxbandits").is_dir() and str(_ROOT) not in sys.path:
 if str(Path(__file__).resolve().parent) not in sys.path:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import throughput_neural  # noqa: E402  (neural agents: the PyTorch comparison)
 from _bench import (  # noqa: E402
     CPU_DEVICES_HELP,
     fmt_rate,
@@ -84,6 +89,7 @@ from _bench import (  # noqa: E402
     time_jax,
     use_cpu_devices,
 )
+from throughput_neural import TORCH_REFERENCES  # noqa: E402
 
 # jax and jaxbandits are imported in main(), after --cpu-devices has split the CPU
 # (the functions below import them lazily, so this module can be imported for its references).
@@ -618,7 +624,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("--agents", default=None,
                    help="comma-separated agents, each name[:field=value...] (NumPy references: "
-                        f"{', '.join(NUMPY_REFERENCES)}) (default {DEFAULT_AGENTS}; quick: "
+                        f"{', '.join(NUMPY_REFERENCES)}; PyTorch, via throughput_neural.py: "
+                        f"{', '.join(TORCH_REFERENCES)}) (default {DEFAULT_AGENTS}; quick: "
                         "glm-es with warmup=50)")
     p.add_argument("--runs", type=int_list, default=None,
                    help="comma-separated run counts (default 1,10,100,1000; quick: 10)")
@@ -671,16 +678,22 @@ def parse_args(argv=None) -> argparse.Namespace:
         "flat_horizons": [200, 400] if quick else [1000, 4000, 16000],
         "flat_runs": 10,
     }
+    runs_given, flat_given = args.runs is not None, args.flat is not None
     for field, value in defaults.items():
         if getattr(args, field) is None:
             setattr(args, field, value)
+    specs = [a.strip() for a in args.agents.split(",") if a.strip()]
+    if not specs:
+        p.error("--agents is empty")
+    # neural agents are measured against PyTorch by throughput_neural.py (same options)
+    args.neural = [a for a in specs if parse_agent_spec(a)[0] in TORCH_REFERENCES]
+    args.neural_runs = args.runs if runs_given else None
     try:
-        args.agents = [parse_entry(a) for a in args.agents.split(",") if a.strip()]
-        args.flat = None if args.flat.lower() == "none" else parse_entry(args.flat)
+        args.agents = [parse_entry(a) for a in specs if a not in args.neural]
+        linear = bool(args.agents) or flat_given
+        args.flat = None if args.flat.lower() == "none" or not linear else parse_entry(args.flat)
     except ValueError as err:
         p.error(str(err))
-    if not args.agents:
-        p.error("--agents is empty")
     return args
 
 
@@ -727,6 +740,18 @@ def main(argv=None) -> int:
           f"NumPy {args.numpy_horizon} steps x {args.check_seeds} seed(s), best seed"
           f"{'; quick mode' if args.quick else ''}")
     sys.stdout.flush()
+
+    if args.neural:
+        neural_args = ["--agents", ",".join(args.neural)] + (
+            ["--runs", ",".join(map(str, args.neural_runs))] if args.neural_runs else []) + (
+            ["--quick"] if args.quick else []) + (["--markdown"] if args.markdown else [])
+        print(f"\nneural agents ({', '.join(args.neural)}): against PyTorch, as "
+              f"`python benchmarks/throughput_neural.py {' '.join(neural_args)}`")
+        sys.stdout.flush()
+        throughput_neural.main(neural_args)
+        if not args.agents and args.flat is None:
+            return 0
+        print()
 
     rows, checks = [], {}
     for entry in args.agents:

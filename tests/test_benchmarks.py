@@ -46,6 +46,21 @@ def test_agent_specs_parse_to_labels_and_overrides():
         throughput.parse_entry("lin-es:ensemble_size")
 
 
+def test_neural_agents_are_routed_to_the_pytorch_comparison():
+    """``throughput.py --agents`` takes the neural agents too: they go to
+    ``throughput_neural.py`` (PyTorch references), the rest to the NumPy comparison; with only
+    neural agents no linear section (nor its default flat-in-t agent) runs."""
+    args = throughput.parse_args(["--agents", "lin-ts,neurallog-ucb-2,neural-es:ensemble_size=4",
+                                  "--runs", "1,10,100"])
+    assert [e.label for e in args.agents] == ["lin-ts"]
+    assert args.neural == ["neurallog-ucb-2", "neural-es:ensemble_size=4"]
+    assert args.neural_runs == [1, 10, 100] and args.flat is not None
+    only = throughput.parse_args(["--agents", "neurallog-ucb-2"])
+    assert only.agents == [] and only.flat is None and only.neural_runs is None
+    with pytest.raises(SystemExit):  # an agent with neither reference is still an error
+        throughput.parse_args(["--agents", "no-such-agent"])
+
+
 def test_throughput_quick_runs_and_prints_ratios():
     proc = subprocess.run(
         [sys.executable, str(SCRIPT), "--quick"],

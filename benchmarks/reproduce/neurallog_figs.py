@@ -22,7 +22,7 @@ Each agent's exploration scale nu is tuned over ``{0.1, 1, 10} x`` its default b
 Common random numbers: run r of every agent sees the same instance, arms and reward noise.
 
 Scales: ``small`` (d = 10, pool 500, T = 1,000, 4 runs, h1 and h3 and shuttle, 7 agents, OBD 4,000
-logged events (~800 accepted) x 3 runs; several minutes on a 2-core CPU, mostly compilation),
+logged events (~800 accepted) x 3 runs; 1,010 s on the 2-core development machine),
 ``paper`` (d = 20, pool 2,500, T = 2,000, 10 runs, OBD 10,000 events x 5 runs; for a GPU);
 ``tiny`` is for the tests. Run it from the repository root::
 

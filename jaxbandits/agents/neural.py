@@ -13,7 +13,8 @@ fit on fixed-shape data (:class:`~jaxbandits.linalg.GLMData`):
   and reward sums, exact for the squared loss and O(K) per gradient step whatever t (seed-000
   section 2.0);
 * with changing contexts (``buffer_size=B``), a **ring buffer** of the last B observations with
-  a validity mask (exact while ``t <= B``, a sliding window afterwards).
+  a validity mask (exact while ``t <= B``, a sliding window afterwards); a training covers the
+  filled rows only, in blocks (``net_gd(num_rows=...)``), so it costs O(min(t, B)).
 
 Training happens at the end of the warm-up and then every ``update_every`` observations
 (:func:`~jaxbandits.nets.training_round`; 1 in seed-000, 50 in seed-002's practical mode). The
