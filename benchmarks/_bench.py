@@ -14,19 +14,6 @@ CPU_DEVICES_HELP = ("split the CPU into this many XLA devices, the runs sharded 
                     "XLA's single CPU device)")
 
 
-def use_cpu_devices(count: int | None) -> None:
-    """``jb.use_cpu_cores(count)`` before the first JAX computation (``None``: every core, or
-    quietly the devices of a JAX that is already running, as in the tests)."""
-    import warnings
-
-    import jaxbandits as jb
-
-    with warnings.catch_warnings():
-        if count is None:
-            warnings.simplefilter("ignore")
-        jb.use_cpu_cores(count)
-
-
 def int_list(text: str) -> list[int]:
     """``"1,10,100"`` -> ``[1, 10, 100]`` (positive integers; an argparse type)."""
     values = [int(v) for v in text.split(",") if v.strip()]

@@ -87,7 +87,6 @@ from _bench import (  # noqa: E402
     parse_agent_spec,
     print_table,
     time_jax,
-    use_cpu_devices,
 )
 from throughput_neural import TORCH_REFERENCES  # noqa: E402
 
@@ -725,8 +724,11 @@ def print_flat(entry: BenchEntry, rows: list[dict], runs: int, numpy_runs: Seque
 def main(argv=None) -> int:
     args = parse_args(argv)
     t0 = time.perf_counter()
-    use_cpu_devices(args.cpu_devices)
     import jax
+
+    import jaxbandits as jb
+
+    jb.use_cpu_cores(args.cpu_devices)
 
     print(f"jaxbandits throughput benchmark | jax {jax.__version__}, backend "
           f"{jax.default_backend()}, {jax.device_count()} device(s) "

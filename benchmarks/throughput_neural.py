@@ -79,7 +79,6 @@ from _bench import (  # noqa: E402
     parse_agent_spec,
     print_table,
     time_jax,
-    use_cpu_devices,
 )
 
 # jax, jaxbandits and torch are imported in main() and the functions below, after --cpu-devices
@@ -749,11 +748,12 @@ def _round_up(value: int, multiple: int) -> int:
 def main(argv=None) -> int:
     args = parse_args(argv)
     t0 = time.perf_counter()
-    use_cpu_devices(args.cpu_devices)
     import jax
 
     import jaxbandits as jb
     from jaxbandits.registry import agent_names
+
+    jb.use_cpu_cores(args.cpu_devices)
 
     have_torch = not args.no_torch and _import_torch() is not None
     if have_torch:

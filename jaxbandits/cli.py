@@ -88,17 +88,12 @@ def parse_settings(items: list[str]) -> dict[str, dict[str, Any]]:
 
 
 def _run(args: argparse.Namespace) -> int:
-    import warnings
-
     import jax
 
     import jaxbandits as jb
     from jaxbandits.registry import AGENTS, agent_names
 
-    with warnings.catch_warnings():
-        if args.cpu_devices is None:  # the default: quietly keep the devices of a running JAX
-            warnings.simplefilter("ignore")
-        jb.use_cpu_cores(args.cpu_devices)
+    jb.use_cpu_cores(args.cpu_devices)
 
     settings = parse_settings(args.set)
     env = jb.make_env(args.env, **settings.pop("env", {}))

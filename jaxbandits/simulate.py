@@ -232,8 +232,10 @@ def use_cpu_cores(count: int | None = None) -> int:
     independent; sharding is bit-for-bit). GPUs and TPUs are unaffected.
 
     Call it right after the imports, before the first JAX computation: the CPU backend's device
-    count is fixed once it starts. Afterwards this warns and returns the count in effect. The
-    command line calls it (``jaxbandits run --cpu-devices``).
+    count is fixed once it starts. Afterwards it returns the count in effect, and warns if an
+    explicit ``count`` could not be honoured (the default adapts quietly, so a notebook, script
+    or command that calls it also runs inside a process where JAX is already up). The command
+    line, benchmarks and reproduction scripts call it (``--cpu-devices``).
 
     Args:
       count: the number of devices (default: the cores this process may run on, unless
@@ -245,7 +247,8 @@ def use_cpu_cores(count: int | None = None) -> int:
         jb.use_cpu_cores()
         result = jb.simulate(env, agent, 0, 10_000, 1_000)   # runs split over the cores
     """
-    if count is None:
+    asked = count is not None
+    if not asked:
         if "xla_force_host_platform_device_count" in os.environ.get("XLA_FLAGS", ""):
             return len(jax.devices("cpu"))  # the user's own split wins
         count = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
@@ -256,7 +259,7 @@ def use_cpu_cores(count: int | None = None) -> int:
         jax.config.update("jax_num_cpu_devices", int(count))
     except RuntimeError:  # the backends are already up
         current = len(jax.devices("cpu"))
-        if current != count:
+        if asked and current != count:
             warnings.warn(f"use_cpu_cores({count}) came after JAX started its CPU backend; "
                           f"it keeps {current} device(s). Call it before the first JAX "
                           "computation.", stacklevel=2)

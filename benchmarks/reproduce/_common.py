@@ -42,7 +42,6 @@ import math
 import shlex
 import sys
 import time
-import warnings
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -111,10 +110,7 @@ def parse_args(name: str, description: str, argv: Sequence[str] | None = None,
     parser.add_argument("--cpu-devices", type=int, default=None,
                         help="CPU devices to shard the runs over (default: one per core)")
     args = parser.parse_args(argv)
-    with warnings.catch_warnings():  # default: quietly keep the devices of a running JAX
-        if args.cpu_devices is None:
-            warnings.simplefilter("ignore")
-        jb.use_cpu_cores(args.cpu_devices)
+    jb.use_cpu_cores(args.cpu_devices)
     args.name = name
     args.argv = list(sys.argv[1:] if argv is None else argv)
     return args
