@@ -1,8 +1,15 @@
 """``Result``: the recorded curves of one simulation, their statistics, and save / load.
 
 A result holds cumulative regret and reward for every run at the recorded steps (log-spaced by
-default), plus timing and the configuration of the environment and the agent. It saves as an
-``.npz`` of arrays beside a ``.json`` of metadata; no pickle.
+default), plus timing and the configuration of the environment and the agent.
+
+On disk a result is ``<name>.json`` (metadata, the format, and every array's shape and dtype)
+beside its arrays: one ``<name>.npz`` (:meth:`Result.save`), or, for results larger than memory,
+one ``<name>.<curve>.npy`` per curve written block by block by :class:`ResultWriter` and
+memory-mapped by :meth:`Result.load`. Files are written atomically with the JSON last, loading
+validates everything against the JSON, and no pickle is ever written or read. The statistics
+(:meth:`Result.mean`, :meth:`Result.confidence_band`, :meth:`Result.final`) reduce over blocks of
+runs with float64 accumulators, so a memory-mapped result never needs to fit in memory.
 
 Replay environments (logged data, ``Spec.replay``) have no regret: their results also hold the
 cumulative number of accepted rounds, and their headline metric (:attr:`Result.default_metric`,
@@ -15,12 +22,17 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import zipfile
+import zlib
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.lib import format as npy_format
 
-__all__ = ["Result", "config_of", "t_quantile"]
+from jaxbandits import _io
+
+__all__ = ["Result", "ResultWriter", "config_of", "t_quantile"]
 
 # Two-sided 95% Student-t quantiles t_{0.975, df} for df = 1..30; beyond, the normal 1.96.
 _T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
@@ -87,46 +99,77 @@ class Result:
         return self.num_runs * self.horizon / max(self.wall_time, 1e-12)
 
     def _metric(self, metric: str | None) -> np.ndarray:
+        """The ``(runs, S)`` values of ``metric`` (in memory; the statistics use blocks)."""
+        return np.concatenate(list(self._metric_blocks(metric, slice(None))), axis=0)
+
+    def _metric_blocks(self, metric: str | None, columns: slice):
+        """``metric`` over blocks of runs, as float64 ``(rows, S')`` arrays of ``columns``.
+
+        Memory-mapped results (see :class:`ResultWriter`) are read one block at a time, so the
+        statistics of a result larger than memory need only one block in memory.
+        """
         metric = self.default_metric if metric is None else metric
-        if metric == "regret":
-            return self.cumulative_regret
-        if metric == "reward":
-            return self.cumulative_reward
-        if metric in ("ctr", "accepted"):  # replay only
-            if self.accepted is None:
-                raise ValueError(f"metric {metric!r} needs a replay result (with `accepted`)")
-            if metric == "accepted":
-                return self.accepted
-            return self.cumulative_reward / np.maximum(self.accepted, 1)  # 0 before any
-        raise ValueError(f"metric must be 'regret', 'reward', 'ctr' or 'accepted', got "
-                         f"{metric!r}")
+        if metric in ("ctr", "accepted") and self.accepted is None:
+            raise ValueError(f"metric {metric!r} needs a replay result (with `accepted`)")
+        sources = {"regret": (self.cumulative_regret,), "reward": (self.cumulative_reward,),
+                   "accepted": (self.accepted,), "ctr": (self.cumulative_reward, self.accepted)}
+        if metric not in sources:
+            raise ValueError(f"metric must be 'regret', 'reward', 'ctr' or 'accepted', got "
+                             f"{metric!r}")
+        arrays = sources[metric]
+        runs, width = arrays[0].shape[0], len(range(arrays[0].shape[1])[columns])
+        rows = max(1, _BLOCK_BYTES // (8 * len(arrays) * max(width, 1)))
+        for start in range(0, max(runs, 1), rows):
+            block = [np.asarray(a[start : start + rows, columns], np.float64) for a in arrays]
+            if metric == "ctr":  # 0 before the first accepted round
+                yield block[0] / np.maximum(block[1], 1.0)
+            else:
+                yield block[0]
+
+    def _moments(self, metric: str | None, columns: slice = slice(None)):
+        """``(mean, sample std or None, runs)`` over runs, each ``(S',)`` float64: one pass over
+        blocks of runs, merged with Chan et al.'s pairwise update (exact for one block)."""
+        count, mean, m2 = 0, None, None
+        for block in self._metric_blocks(metric, columns):
+            n = block.shape[0]
+            if n == 0:
+                continue
+            block_mean = block.mean(axis=0)
+            block_m2 = np.square(block - block_mean).sum(axis=0)
+            if mean is None:
+                count, mean, m2 = n, block_mean, block_m2
+                continue
+            delta, total = block_mean - mean, count + n
+            mean = mean + delta * (n / total)
+            m2 = m2 + block_m2 + np.square(delta) * (count * n / total)
+            count = total
+        if mean is None:  # no runs
+            width = len(range(self.cumulative_regret.shape[1])[columns])
+            return np.full(width, np.nan), None, 0
+        std = np.sqrt(m2 / (count - 1)) if count > 1 else None
+        return mean, std, count
 
     def mean(self, metric: str | None = None) -> np.ndarray:
-        """``(S,)`` mean over runs of ``metric`` (default :attr:`default_metric`).
+        """``(S,)`` mean over runs of ``metric`` (default :attr:`default_metric`), float64.
 
         Metrics: ``"regret"`` and ``"reward"`` (cumulative), and for replay results ``"ctr"``
         (each run's clicks over its accepted rounds so far) and ``"accepted"`` (cumulative).
         """
-        return self._metric(metric).mean(axis=0)
+        return self._moments(metric)[0]
 
     def confidence_band(self, metric: str | None = None) -> tuple[np.ndarray, np.ndarray]:
         """``(lower, upper)``, each ``(S,)``: the 95% Student-t confidence band of the mean."""
-        values = self._metric(metric)
-        mean = values.mean(axis=0)
-        n = values.shape[0]
-        if n < 2:
-            return mean, mean
-        half = t_quantile(n - 1) * values.std(axis=0, ddof=1) / math.sqrt(n)
-        return mean - half, mean + half
+        return _band(*self._moments(metric))
 
     def final(self, metric: str | None = None) -> tuple[float, float]:
         """``(mean, half-width of its 95% confidence interval)`` at the last step.
 
         The metric defaults to :attr:`default_metric`: final cumulative regret, or for a replay
-        result the final CTR.
+        result the final CTR. Only the last column is read.
         """
-        lower, upper = self.confidence_band(metric)
-        return float(self.mean(metric)[-1]), float((upper[-1] - lower[-1]) / 2)
+        mean, std, count = self._moments(metric, slice(-1, None))
+        lower, upper = _band(mean, std, count)
+        return float(mean[-1]), float((upper[-1] - lower[-1]) / 2)
 
     def plot(self, path: str | Path | None = None, **kwargs):
         """Plots this result's regret (replay: CTR) curve (see
@@ -138,36 +181,362 @@ class Result:
     # ---------------------------------------------------------------------------- persistence
 
     def save(self, path: str | Path) -> Path:
-        """Writes ``path.npz`` (arrays) and ``path.json`` (metadata); returns the ``.npz`` path."""
-        path = Path(path).with_suffix("")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        arrays = {
-            "steps": self.steps,
-            "cumulative_regret": self.cumulative_regret,
-            "cumulative_reward": self.cumulative_reward,
-        }
-        if self.accepted is not None:
-            arrays["accepted"] = self.accepted
-        np.savez(path.with_suffix(".npz"), **arrays)
-        meta = {
-            "name": self.name,
-            "wall_time": self.wall_time,
-            "compile_time": self.compile_time,
-            "env_config": self.env_config,
-            "agent_config": self.agent_config,
-            "extras": self.extras,
-        }
-        path.with_suffix(".json").write_text(json.dumps(meta, indent=2, default=_jsonable))
-        return path.with_suffix(".npz")
+        """Writes ``<path>.npz`` (arrays) and ``<path>.json`` (metadata); returns the ``.npz``.
+
+        The whole name is kept (``sweep/explore_scale=0.1`` writes
+        ``sweep/explore_scale=0.1.npz``); only a trailing ``.npz`` or ``.json`` is dropped. Both
+        files are written atomically, the JSON last: a result loads only once both are complete
+        (an older result under the same name is removed first, so the two never mix). The JSON
+        records the format and every array's shape and dtype, which :meth:`load` checks.
+        """
+        stem = _stem(path)
+        arrays = _result_arrays(self)
+        _check_arrays(arrays, f"result {self.name!r}")
+        stem.parent.mkdir(parents=True, exist_ok=True)
+        json_path, npz_path = _sibling(stem, ".json"), _sibling(stem, ".npz")
+        _io.remove(json_path)  # from here until the new JSON, no result loads under this name
+        _io.atomic_write(npz_path, lambda f: _io.write_npz(f, arrays))
+        _io.atomic_write_bytes(json_path, _result_json(self, "npz", arrays))
+        return npz_path
 
     @classmethod
     def load(cls, path: str | Path) -> Result:
-        """Reads a result written by :meth:`save` (give either file, or the stem)."""
-        path = Path(path).with_suffix("")
-        with np.load(path.with_suffix(".npz"), allow_pickle=False) as data:
-            arrays = {k: data[k] for k in data.files}
-        meta = json.loads(path.with_suffix(".json").read_text())
+        """Reads a result written by :meth:`save` or :class:`ResultWriter` (give the name, or
+        its ``.json`` or ``.npz``).
+
+        The JSON says which form holds the arrays: one ``.npz`` (read into memory) or one
+        ``.npy`` per array (memory-mapped read-only, for results larger than memory). Everything
+        is checked: the JSON's keys and types, that the arrays are the ones it lists with its
+        shapes and dtypes, floating curves of shape ``(runs, S)``, integer ``steps`` positive and
+        increasing, ``accepted`` present exactly for replay results. No pickle is ever loaded.
+
+        Raises:
+          FileNotFoundError: there is no ``<path>.json``.
+          ValueError: saying what is wrong and in which file.
+        """
+        stem = _stem(path)
+        json_path = _sibling(stem, ".json")
+        if not json_path.exists():
+            raise FileNotFoundError(f"no result named {str(stem)!r}: {str(json_path)!r} does "
+                                    f"not exist")
+        meta, storage, listed = _read_result_json(json_path)
+        if storage == "npz":
+            arrays = _read_npz(_sibling(stem, ".npz"))
+        else:
+            arrays = {}
+            for name in listed:
+                file = _sibling(stem, f".{_NPY_NAMES[name]}.npy")
+                if not file.exists():
+                    raise ValueError(f"{str(file)!r} is missing: {str(json_path)!r} lists "
+                                     f"{name!r} in it")
+                arrays[name] = _io.read_npy(file, mmap=name != "steps")
+        if listed is not None:
+            _check_listed(arrays, listed, json_path, stem, storage)
+        _check_arrays(arrays, f"result {str(stem)!r}")
+        if listed is not None and meta.pop("replay") != ("accepted" in arrays):
+            raise ValueError(f"{str(json_path)!r} disagrees with its arrays on whether this is "
+                             f"a replay result")
         return cls(**arrays, **meta)
+
+
+class ResultWriter:
+    """Writes a result too big for memory block by block, as one ``.npy`` per curve.
+
+    Creates ``<path>.regret.npy``, ``<path>.reward.npy`` (and ``<path>.accepted.npy`` when
+    ``replay``), each ``(num_runs, S)`` of ``dtype``, preallocated; :meth:`write` fills blocks of
+    runs with positioned writes (resident memory stays one block); :meth:`finish` writes
+    ``<path>.steps.npy`` and, last and atomically, ``<path>.json`` (``"storage": "npy"``), and
+    returns the :class:`Result` with read-only memory-mapped curves. Until then no result loads
+    under ``path`` (an older one is removed when the writer starts).
+
+    Args:
+      path: the result's name (as for :meth:`Result.save`; the whole name is kept).
+      num_runs: rows of each curve.
+      steps: ``(S,)`` the recorded steps (positive, increasing).
+      replay: whether to record ``accepted`` rounds (replay environments).
+      dtype: the curves' floating dtype.
+
+    Example::
+
+        writer = ResultWriter("out/lin-ts", num_runs, steps, replay=False)
+        for start, regret, reward in blocks:            # each (rows, S)
+            writer.write(start, regret, reward)
+        result = writer.finish(name="lin-ts", wall_time=wall)
+    """
+
+    def __init__(self, path: str | Path, num_runs: int, steps, *, replay: bool,
+                 dtype=np.float32):
+        self.stem = _stem(path)
+        steps = np.asarray(steps)
+        if steps.ndim != 1:
+            raise ValueError(f"steps must be the (S,) recorded steps, got shape {steps.shape}")
+        self.steps = steps.astype(np.int64) if np.issubdtype(steps.dtype, np.integer) else steps
+        _check_steps(self.steps, "ResultWriter")
+        if isinstance(num_runs, bool) or not isinstance(num_runs, (int, np.integer)) \
+                or num_runs < 1:
+            raise ValueError(f"num_runs must be a positive integer, got {num_runs!r}")
+        self.dtype = np.dtype(dtype)
+        if not np.issubdtype(self.dtype, np.floating):
+            raise ValueError(f"dtype must be floating, got {self.dtype}")
+        self.num_runs, self.replay = int(num_runs), bool(replay)
+        _io.check_writable_dir(self.stem.parent)
+        _io.remove(_sibling(self.stem, ".json"))
+        names = _CURVES if self.replay else _CURVES[:2]
+        shape = (self.num_runs, len(self.steps))
+        self._rows = {}
+        try:
+            for name in names:
+                file = _sibling(self.stem, f".{_NPY_NAMES[name]}.npy")
+                self._rows[name] = _io.NpyRows.create(file, shape, self.dtype)
+        except BaseException:
+            self.close()
+            raise
+
+    def write(self, start: int, regret_rows, reward_rows, accepted_rows=None) -> None:
+        """Writes runs ``start .. start + rows - 1``: each argument ``(rows, S)``; ``accepted_rows``
+        exactly when ``replay``."""
+        if (accepted_rows is not None) != self.replay:
+            raise ValueError("accepted_rows must be given exactly for a replay result "
+                             f"(replay={self.replay})")
+        blocks = {"cumulative_regret": regret_rows, "cumulative_reward": reward_rows,
+                  "accepted": accepted_rows}
+        sizes = {np.shape(b)[0] for b in blocks.values() if b is not None}
+        if len(sizes) != 1:
+            raise ValueError(f"the row blocks have different numbers of rows: {sorted(sizes)}")
+        for name, rows in self._open().items():
+            rows.write(start, blocks[name])
+
+    def flush(self) -> None:
+        """Makes every written row durable (fsync)."""
+        for rows in self._open().values():
+            rows.flush()
+
+    def finish(self, **result_fields) -> Result:
+        """Flushes and closes the curves, writes ``<path>.steps.npy`` then ``<path>.json`` (with
+        ``result_fields``: ``name``, ``wall_time``, ``compile_time``, ``env_config``,
+        ``agent_config``, ``extras``) atomically, and returns the memory-mapped :class:`Result`."""
+        unknown = sorted(set(result_fields) - set(_META_TYPES))
+        if unknown:
+            raise TypeError(f"unknown result fields {unknown}; allowed: {sorted(_META_TYPES)}")
+        rows = self._open()
+        self.flush()
+        self.close()
+        steps_file = _sibling(self.stem, ".steps.npy")
+        _io.atomic_write(steps_file, lambda f: npy_format.write_array(f, self.steps,
+                                                                       allow_pickle=False))
+        arrays = {"steps": self.steps}
+        arrays.update({name: _Spec(r.shape, r.dtype) for name, r in rows.items()})
+        template = Result(steps=self.steps, cumulative_regret=None, cumulative_reward=None,
+                          **result_fields)
+        _io.atomic_write_bytes(_sibling(self.stem, ".json"),
+                               _result_json(template, "npy", arrays, replay=self.replay))
+        return Result.load(self.stem)
+
+    def close(self) -> None:
+        """Closes the files without finishing (idempotent): no result loads under ``path``."""
+        for rows in getattr(self, "_rows", {}).values():
+            rows.close()
+
+    def __enter__(self) -> ResultWriter:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _open(self) -> dict[str, _io.NpyRows]:
+        if any(rows.closed for rows in self._rows.values()):
+            raise ValueError(f"the ResultWriter of {str(self.stem)!r} is closed")
+        return self._rows
+
+
+# ------------------------------------------------------------------------------------- helpers
+
+_FORMAT, _VERSION = "jaxbandits-result", 1
+_BLOCK_BYTES = 1 << 25  # float64 bytes per block of runs in the statistics (32 MiB)
+_CURVES = ("cumulative_regret", "cumulative_reward", "accepted")
+_NPY_NAMES = {"steps": "steps", "cumulative_regret": "regret", "cumulative_reward": "reward",
+              "accepted": "accepted"}
+_META_TYPES = {"name": (str,), "wall_time": (int, float), "compile_time": (int, float),
+               "env_config": (dict,), "agent_config": (dict,), "extras": (dict,)}
+_LEGACY_KEYS = set(_META_TYPES)  # results written before the format was recorded
+
+
+@dataclasses.dataclass(frozen=True)
+class _Spec:
+    """The shape and dtype of an array that is on disk but not in memory."""
+
+    shape: tuple[int, ...]
+    dtype: np.dtype
+
+
+def _band(mean: np.ndarray, std: np.ndarray | None, count: int):
+    if std is None:
+        return mean, mean
+    half = t_quantile(count - 1) * std / math.sqrt(count)
+    return mean - half, mean + half
+
+
+def _stem(path: str | Path) -> Path:
+    """The result's name: ``path`` without a trailing ``.npz`` / ``.json`` (and nothing else)."""
+    path = Path(path)
+    return path.with_suffix("") if path.suffix in (".npz", ".json") else path
+
+
+def _sibling(stem: Path, suffix: str) -> Path:
+    return stem.with_name(stem.name + suffix)
+
+
+def _result_arrays(result: Result) -> dict[str, np.ndarray]:
+    arrays = {"steps": np.asarray(result.steps),
+              "cumulative_regret": np.asarray(result.cumulative_regret),
+              "cumulative_reward": np.asarray(result.cumulative_reward)}
+    if result.accepted is not None:
+        arrays["accepted"] = np.asarray(result.accepted)
+    return arrays
+
+
+def _result_json(result: Result, storage: str, arrays: dict, replay: bool | None = None) -> bytes:
+    meta = {
+        "format": _FORMAT, "version": _VERSION, "storage": storage,
+        "replay": ("accepted" in arrays) if replay is None else replay,
+        "arrays": {k: {"shape": [int(n) for n in a.shape], "dtype": np.dtype(a.dtype).str}
+                   for k, a in arrays.items()},
+        "name": result.name, "wall_time": float(result.wall_time),
+        "compile_time": float(result.compile_time), "env_config": result.env_config,
+        "agent_config": result.agent_config, "extras": result.extras,
+    }
+    return json.dumps(meta, indent=2, default=_jsonable).encode()
+
+
+def _read_result_json(path: Path) -> tuple[dict, str, dict | None]:
+    """``(Result fields, storage, listed arrays or None for a legacy file)`` of a result JSON."""
+    where = repr(str(path))
+    try:
+        meta = json.loads(path.read_bytes())
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ValueError(f"{where} is not valid JSON ({e})") from e
+    if not isinstance(meta, dict):
+        raise ValueError(f"{where} is not a jaxbandits result (a JSON {type(meta).__name__})")
+    if "format" not in meta and set(meta) == _LEGACY_KEYS:
+        _check_meta_types(meta, where)
+        return meta, "npz", None  # written before the format was recorded
+    if meta.get("format") != _FORMAT:
+        what = ("a checkpoint manifest; open it with jaxbandits.checkpoint.Checkpoint"
+                if meta.get("format") == "jaxbandits-checkpoint" else
+                f"format {meta.get('format')!r}, not {_FORMAT!r}")
+        raise ValueError(f"{where} is not a jaxbandits result: it is {what}")
+    if meta.get("version") != _VERSION:
+        raise ValueError(f"{where} has version {meta.get('version')!r}; this jaxbandits reads "
+                         f"result version {_VERSION}")
+    expected = _LEGACY_KEYS | {"format", "version", "storage", "replay", "arrays"}
+    if set(meta) != expected:
+        missing, extra = sorted(expected - set(meta)), sorted(set(meta) - expected)
+        raise ValueError(f"{where} has the wrong keys: missing {missing}, unexpected {extra}")
+    _check_meta_types(meta, where)
+    if meta["storage"] not in ("npz", "npy"):
+        raise ValueError(f"{where}: 'storage' must be 'npz' or 'npy', got {meta['storage']!r}")
+    if not isinstance(meta["replay"], bool):
+        raise ValueError(f"{where}: 'replay' must be true or false, got {meta['replay']!r}")
+    listed = meta["arrays"]
+    names = {"steps", *(_CURVES if meta["replay"] else _CURVES[:2])}
+    if not isinstance(listed, dict) or set(listed) != names:
+        found = sorted(listed) if isinstance(listed, dict) else listed
+        raise ValueError(f"{where}: 'arrays' must list {sorted(names)}, got {found}")
+    for name, entry in listed.items():
+        ok = isinstance(entry, dict) and set(entry) == {"shape", "dtype"} \
+            and isinstance(entry["shape"], list) and isinstance(entry["dtype"], str) \
+            and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0
+                    for n in entry["shape"])
+        if not ok:
+            raise ValueError(f"{where}: array {name!r} must be listed as {{'shape': [sizes], "
+                             f"'dtype': str}}, got {entry!r}")
+    storage = meta["storage"]
+    fields = {k: v for k, v in meta.items() if k in _META_TYPES}
+    fields["replay"] = meta["replay"]
+    return fields, storage, listed
+
+
+def _check_meta_types(meta: dict, where: str) -> None:
+    for key, types in _META_TYPES.items():
+        if isinstance(meta[key], bool) or not isinstance(meta[key], types):
+            names = " or ".join(t.__name__ for t in types)
+            raise ValueError(f"{where}: {key!r} must be {names}, got {meta[key]!r}")
+
+
+def _read_npz(path: Path) -> dict[str, np.ndarray]:
+    where = repr(str(path))
+    if not path.exists():
+        raise ValueError(f"{where} is missing (its JSON says the arrays are there)")
+    try:
+        data = np.load(path, allow_pickle=False)
+        if not isinstance(data, np.lib.npyio.NpzFile):
+            raise ValueError("an .npy, not an .npz archive")
+        with data:
+            return {k: data[k] for k in data.files}
+    except (zipfile.BadZipFile, zlib.error, ValueError, OSError, EOFError, KeyError) as e:
+        raise ValueError(f"{where} cannot be read: {type(e).__name__}: {e} (truncated, "
+                         f"corrupt or not an .npz)") from e
+
+
+def _check_listed(arrays: dict, listed: dict, json_path: Path, stem: Path, storage: str) -> None:
+    """The arrays on disk are exactly those the JSON lists, with its shapes and dtypes."""
+    def data(name=None):
+        if storage == "npz":
+            return repr(str(_sibling(stem, ".npz")))
+        return "the .npy files" if name is None else repr(str(_sibling(stem,
+                                                                        f".{_NPY_NAMES[name]}.npy")))
+
+    if set(arrays) != set(listed):
+        missing, extra = sorted(set(listed) - set(arrays)), sorted(set(arrays) - set(listed))
+        raise ValueError(f"{data()} and {str(json_path)!r} disagree: arrays missing {missing}, "
+                         f"unexpected {extra}")
+    for name, entry in listed.items():
+        try:
+            dtype = np.dtype(entry["dtype"])
+        except TypeError as e:
+            raise ValueError(f"{str(json_path)!r}: {name!r} has an unknown dtype "
+                             f"{entry['dtype']!r}") from e
+        array = arrays[name]
+        if list(array.shape) != entry["shape"] or array.dtype != dtype:
+            raise ValueError(f"{str(json_path)!r} says {name!r} is {dtype} of shape "
+                             f"{tuple(entry['shape'])}, but {data(name)} holds {array.dtype} of "
+                             f"shape {array.shape} (tampered or mismatched files)")
+
+
+def _check_steps(steps: np.ndarray, where: str) -> None:
+    if not np.issubdtype(steps.dtype, np.integer) or steps.ndim != 1 or steps.size == 0:
+        raise ValueError(f"{where}: 'steps' must be a non-empty (S,) integer array, got "
+                         f"{steps.dtype} of shape {steps.shape}")
+    if steps[0] < 1 or np.any(np.diff(steps) <= 0):
+        raise ValueError(f"{where}: 'steps' must be positive and increasing, got "
+                         f"{np.asarray(steps).tolist()[:10]}")
+
+
+def _check_arrays(arrays: dict, where: str) -> None:
+    """Names, dtypes and shapes of a result's arrays (see :meth:`Result.load`)."""
+    required = {"steps", "cumulative_regret", "cumulative_reward"}
+    names = set(arrays)
+    if not required <= names or not names <= required | {"accepted"}:
+        raise ValueError(f"{where}: arrays must be {sorted(required)} and optionally "
+                         f"'accepted'; missing {sorted(required - names)}, unexpected "
+                         f"{sorted(names - required - {'accepted'})}")
+    steps = arrays["steps"]
+    _check_steps(steps, where)
+    shape = None
+    for name in ("cumulative_regret", "cumulative_reward", "accepted"):
+        if name not in arrays:
+            continue
+        array = arrays[name]
+        kinds = (np.floating, np.integer) if name == "accepted" else (np.floating,)
+        if not any(np.issubdtype(array.dtype, k) for k in kinds):
+            raise ValueError(f"{where}: {name!r} must be floating, got {array.dtype}")
+        if array.ndim != 2 or array.shape[1] != steps.shape[0]:
+            raise ValueError(f"{where}: {name!r} must be (runs, {steps.shape[0]}) (one column "
+                             f"per recorded step), got shape {array.shape}")
+        if shape is not None and array.shape != shape:
+            raise ValueError(f"{where}: {name!r} has shape {array.shape}, the other curves "
+                             f"{shape}")
+        shape = array.shape
 
 
 def _jsonable(value: Any) -> Any:

@@ -27,7 +27,7 @@ def no_compilation():
     [
         ("linear", {"dim": 0}, "dim must be a positive integer"),
         ("linear", {"num_arms": -3}, "num_arms must be a positive integer"),
-        ("linear", {"dim": 2.5}, "dim must be a positive integer"),
+        ("linear", {"dim": 2.5}, "dim must be an integer"),
         ("linear", {"noise_std": -0.1}, "noise_std must be finite and >= 0"),
         ("linear", {"noise_std": float("nan")}, "noise_std must be finite"),
         ("linear", {"theta_prior": "uniform"}, "theta_prior must be one of"),

@@ -99,35 +99,44 @@ class _Interrupt(Exception):
 
 
 def test_checkpoint_resume_gives_identical_arrays(tmp_path, monkeypatch):
+    from jaxbandits.checkpoint import Checkpoint
+
     kwargs = dict(horizon=250, num_runs=3, chunk_size=60, record="all")
     reference = _sim(**kwargs)
-    save = runner._Checkpoint.save
+    commit = Checkpoint.commit
     calls = []
 
-    def save_then_die(self, carry, done, wall):
-        save(self, carry, done, wall)
-        calls.append(done)
+    def commit_then_die(self, meta, arrays):
+        commit(self, meta, arrays)
+        calls.append(meta["done"])
         if len(calls) == 2:
             raise _Interrupt  # killed right after the second chunk's checkpoint
 
-    monkeypatch.setattr(runner._Checkpoint, "save", save_then_die)
+    monkeypatch.setattr(Checkpoint, "commit", commit_then_die)
     with pytest.raises(_Interrupt):
         _sim(checkpoint_dir=tmp_path, **kwargs)
-    monkeypatch.setattr(runner._Checkpoint, "save", save)
+    monkeypatch.setattr(Checkpoint, "commit", commit)
 
     chunks = []
     original = runner._Progress.advance
     monkeypatch.setattr(runner._Progress, "advance",
                         lambda self, done, wall: (chunks.append(done), original(self, done, wall)))
     resumed = _sim(checkpoint_dir=tmp_path, **kwargs)
-    assert chunks == [180, 240, 250]  # resumed after round 120, not from scratch
+    assert chunks == [3 * r for r in (120, 180, 240, 250)]  # resumed after round 120
     np.testing.assert_array_equal(resumed.cumulative_regret, reference.cumulative_regret)
     np.testing.assert_array_equal(resumed.cumulative_reward, reference.cumulative_reward)
 
 
-def test_checkpoint_of_another_experiment_is_ignored(tmp_path):
+def test_checkpoint_of_another_experiment_is_refused_unless_overwritten(tmp_path):
+    from jaxbandits.checkpoint import CheckpointError
+
     _sim(horizon=60, checkpoint_dir=tmp_path)
-    other = _sim(horizon=60, checkpoint_dir=tmp_path, agent=jb.make_agent("greedy"))
+    before = trace_counts()
+    with pytest.raises(CheckpointError, match="overwrite"):
+        _sim(horizon=60, checkpoint_dir=tmp_path, agent=jb.make_agent("greedy"))
+    assert trace_counts() == before  # refused before compiling anything
+    other = _sim(horizon=60, checkpoint_dir=tmp_path, agent=jb.make_agent("greedy"),
+                 overwrite=True)
     fresh = _sim(horizon=60, agent=jb.make_agent("greedy"))
     np.testing.assert_array_equal(other.cumulative_regret, fresh.cumulative_regret)
 

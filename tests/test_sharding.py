@@ -16,13 +16,14 @@ SCRIPT = textwrap.dedent(
     env = jb.make_env("linear", dim=4, num_arms=6)
     for name in ("lin-ts", "lin-ucb"):
         agent = jb.make_agent(name)
-        kw = dict(record="all", progress=False)
-        four = jb.simulate(env, agent, 7, 150, 8, **kw)
+        kw = dict(record="all", progress=False, block_runs=2)
+        four = jb.simulate(env, agent, 7, 150, 8, **kw)  # 4 blocks of 2: one per device
         one = jb.simulate(env, agent, 7, 150, 8, devices=jax.devices()[:1], **kw)
-        odd = jb.simulate(env, agent, 7, 150, 5, **kw)  # padded to 8 runs over 4 devices
+        odd = jb.simulate(env, agent, 7, 150, 5, **kw)  # 3 blocks, the last padded
         assert four.extras["devices"] == 4 and one.extras["devices"] == 1
-        two_runs = jb.simulate(env, agent, 7, 150, 2, **kw)  # a device per run, no more
-        assert two_runs.extras["devices"] == 2
+        assert odd.extras["devices"] == 3
+        two_runs = jb.simulate(env, agent, 7, 150, 2, **kw)  # one block: one device, no more
+        assert two_runs.extras["devices"] == 1
         np.testing.assert_array_equal(two_runs.cumulative_regret, four.cumulative_regret[:2])
         np.testing.assert_array_equal(four.cumulative_regret, one.cumulative_regret)
         np.testing.assert_array_equal(four.cumulative_reward, one.cumulative_reward)
@@ -30,16 +31,6 @@ SCRIPT = textwrap.dedent(
         grid = jb.sweep(env, agent, 7, {"explore_scale": [0.5, 1.0]}, 150, 8, **kw)
         np.testing.assert_array_equal(grid["explore_scale=1.0"].cumulative_regret[:, :1],
                                       four.cumulative_regret[:, :1])
-    # a neural agent: its training loops have trip counts batched over runs (each device
-    # ends them on its own runs), and its buffer fills block by block
-    env = jb.make_env("neurallog-synthetic", dim=3, num_arms=3, pool_size=12)
-    agent = jb.make_agent("neurallog-ucb-2", width=4, update_every=5, num_grad_steps=3,
-                          buffer_size=16, explore_scale=0.1)
-    kw = dict(record="all", progress=False)
-    four = jb.simulate(env, agent, 3, 40, 6, **kw)  # padded to 8 runs over 4 devices
-    one = jb.simulate(env, agent, 3, 40, 6, devices=jax.devices()[:1], **kw)
-    np.testing.assert_array_equal(four.cumulative_regret, one.cumulative_regret)
-    np.testing.assert_array_equal(four.cumulative_reward, one.cumulative_reward)
     print("sharding ok")
     """
 )
@@ -51,7 +42,7 @@ CORES_SCRIPT = textwrap.dedent(
     assert jb.use_cpu_cores(3) == 3
     assert len(jax.devices()) == 3, jax.devices()
     result = jb.simulate(jb.make_env("linear", dim=4, num_arms=6), jb.make_agent("lin-ts"), 0,
-                         20, 5, progress=False)
+                         20, 5, progress=False, block_runs=2)
     assert result.extras["devices"] == 3
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -173,6 +173,10 @@ class Anytime(Agent):
         return self.agent.action_kinds
 
     def validate(self) -> None:
+        if not isinstance(self.agent, Agent):
+            raise ValueError(f"{self.name or 'anytime'}: agent must be a jaxbandits Agent, got "
+                             f"{self.agent!r}")
+        super().validate()
         self.agent.validate()
         check_positive(self, "first_epoch", integer=True)
         check_positive(self, "growth")

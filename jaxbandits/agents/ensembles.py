@@ -39,9 +39,7 @@ from jaxbandits.core import (
     Feedback,
     Spec,
     check_choice,
-    check_nonnegative,
     check_positive,
-    check_probability,
     float_dtype,
 )
 from jaxbandits.linalg import (
@@ -387,13 +385,6 @@ class LinPHE(Agent):
     init_perturbation: bool = struct.field(pytree_node=False, default=True)
     buffer_size: int | None = struct.field(pytree_node=False, default=None)
 
-    def validate(self) -> None:
-        check_positive(self, "reg")
-        check_nonnegative(self, "perturb_std")
-        check_nonnegative(self, "prior_scale")
-        if self.buffer_size is not None:
-            check_positive(self, "buffer_size", integer=True)
-
     def init(self, key: jax.Array, spec: Spec) -> LinPHEState:
         dtype = float_dtype()
         per_arm = self.buffer_size is None and spec.action_kind == "index" and spec.fixed_arms
@@ -517,8 +508,6 @@ class EnsemblePlusPlus(Agent):
     def validate(self) -> None:
         super().validate()
         check_positive(self, "noise_std")
-        check_probability(self, "delta")
-        check_nonnegative(self, "param_bound")
         check_choice(self, "reference", REFERENCES)
         check_choice(self, "perturbation", PERTURBATIONS)
         check_positive(self, "sparsity", integer=True)

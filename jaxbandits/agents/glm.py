@@ -127,22 +127,14 @@ class GLMAgent(Agent):
     buffer_size: int | None = struct.field(pytree_node=False, default=None)
 
     def validate(self) -> None:
-        check_positive(self, "reg")
-        check_nonnegative(self, "learning_rate")
-        check_nonnegative(self, "warmup")
-        if float(self.warmup) != int(self.warmup):
-            raise ValueError(f"{self.name}: warmup must be an integer >= 0, got {self.warmup!r}")
+        super().validate()
+        check_nonnegative(self, "warmup", integer=True)
         check_probability(self, "design_eps")
         check_choice(self, "link", LINKS)
         check_choice(self, "solver", SOLVERS)
         check_choice(self, "loss_reduction", REDUCTIONS)
-        for name in ("num_grad_steps", "newton_steps", "design_iters"):
+        for name in ("newton_steps", "design_iters"):
             check_positive(self, name, integer=True)
-        if self.buffer_size is not None:
-            check_positive(self, "buffer_size", integer=True)
-        for name in ("noise_std", "explore_scale", "perturb_std"):
-            if hasattr(self, name):
-                check_nonnegative(self, name)
 
     # -- data --------------------------------------------------------------------------------
 
@@ -274,11 +266,6 @@ class GLMES(GLMAgent):
     warmup: int = 500
     active_members: int = 0
     ensemble_size: int = struct.field(pytree_node=False, default=10)
-
-    def validate(self) -> None:
-        super().validate()
-        check_positive(self, "ensemble_size", integer=True)
-        check_nonnegative(self, "active_members")
 
     def init(self, key: jax.Array, spec: Spec) -> GLMESState:
         data = self._data_init(spec)
@@ -491,13 +478,6 @@ class _FauryUCB(GLMAgent):
     param_bound: float = 1.0
     delta: float = 0.05
     update_every: int = 50
-
-    def validate(self) -> None:
-        super().validate()
-        check_positive(self, "kappa")
-        check_nonnegative(self, "param_bound")
-        check_probability(self, "delta")
-        check_positive(self, "update_every", integer=True)
 
     def _design_reg(self):
         raise NotImplementedError

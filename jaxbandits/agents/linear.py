@@ -13,7 +13,7 @@ import jax.numpy as jnp
 from flax import struct
 
 from jaxbandits.agents.select import best_action, chosen_features, greedy_index, uniform_action
-from jaxbandits.core import Agent, Context, Feedback, Spec, check_probability
+from jaxbandits.core import Agent, Context, Feedback, Spec
 from jaxbandits.linalg import (
     RidgeState,
     ridge_init,
@@ -136,10 +136,6 @@ class LinUCB(RidgeAgent):
 
     delta: float = 0.01
     param_bound: float = 1.0
-
-    def validate(self) -> None:
-        super().validate()
-        check_probability(self, "delta")
 
     def init(self, key: jax.Array, spec: Spec) -> RidgeState | LinUCBState:
         ridge = ridge_init(spec.dim, self.reg)

@@ -45,19 +45,12 @@ import math
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from flax import nnx, struct
 
 from jaxbandits.agents.ensembles import member_reward_noise
 from jaxbandits.agents.select import greedy_index, num_active_members
-from jaxbandits.core import (
-    Agent,
-    Context,
-    Feedback,
-    Spec,
-    check_choice,
-    check_nonnegative,
-    check_positive,
-)
+from jaxbandits.core import Agent, Context, Feedback, Spec, check_choice
 from jaxbandits.linalg import (
     REDUCTIONS,
     GLMData,
@@ -122,10 +115,7 @@ class NeuralAgent(Agent):
     buffer_size: int | None = struct.field(pytree_node=False, default=None)
 
     def validate(self) -> None:
-        check_positive(self, "reg")
-        check_nonnegative(self, "learning_rate")
-        for name in ("width", "depth", "num_grad_steps", "update_every"):
-            check_positive(self, name, integer=True)
+        super().validate()
         if self.depth < 2:
             raise ValueError(f"{self.name}: depth must be >= 2 (weight matrices), got "
                              f"{self.depth!r}")
@@ -134,13 +124,9 @@ class NeuralAgent(Agent):
             raise ValueError(f"{self.name}: width must be even for the symmetric init, got "
                              f"{self.width!r}")
         check_choice(self, "loss_reduction", REDUCTIONS)
-        if float(self.warmup) != int(self.warmup):
-            raise ValueError(f"{self.name}: warmup must be an integer, got {self.warmup!r}")
-        if self.buffer_size is not None:
-            check_positive(self, "buffer_size", integer=True)
-        for name in ("explore_scale", "perturb_std"):
-            if hasattr(self, name):
-                check_nonnegative(self, name)
+        if np.any(np.asarray(self.warmup) < -1):  # -1: one round per arm
+            raise ValueError(f"{self.name}: warmup must be an integer >= -1 (-1: K rounds, each "
+                             f"arm once), got {self.warmup!r}")
 
     # -- network -----------------------------------------------------------------------------
 
@@ -254,11 +240,6 @@ class NeuralES(NeuralAgent):
     perturb_std: float = 0.1
     active_members: int = 0
     ensemble_size: int = struct.field(pytree_node=False, default=10)
-
-    def validate(self) -> None:
-        super().validate()
-        check_positive(self, "ensemble_size", integer=True)
-        check_nonnegative(self, "active_members")
 
     def init(self, key: jax.Array, spec: Spec) -> NeuralESState:
         key_net, key_order, key_noise = jax.random.split(key, 3)

@@ -90,6 +90,8 @@ from jaxbandits.core import (
     Spec,
     check_choice,
     check_positive,
+    check_seed,
+    check_types,
     float_dtype,
 )
 from jaxbandits.registry import register_env
@@ -391,7 +393,7 @@ class ClassificationEnv(Env):
     paper = "seed-002 section 4.3 (Riquelme et al. 2018 / Zhou et al. 2020 protocol)"
 
     dataset: str = struct.field(pytree_node=False, default="digits")
-    path: str | None = struct.field(pytree_node=False, default=None)
+    path: str | os.PathLike | None = struct.field(pytree_node=False, default=None)
     pool_size: int | None = struct.field(pytree_node=False, default=2500)
     sampling: str = struct.field(pytree_node=False, default="pool")
     normalize: str = struct.field(pytree_node=False, default="minmax")
@@ -418,6 +420,7 @@ class ClassificationEnv(Env):
         return (self.dataset, path, self.normalize, self.categorical, self.image_size)
 
     def _check_options(self) -> None:
+        check_types(self)  # before loading anything
         check_choice(self, "dataset", tuple(DATASETS))
         check_choice(self, "sampling", SAMPLINGS)
         check_choice(self, "normalize", NORMALIZATIONS)
@@ -426,9 +429,8 @@ class ClassificationEnv(Env):
             check_positive(self, "pool_size", integer=True)
         if self.image_size is not None:
             check_positive(self, "image_size", integer=True)
-        if self.instance_seed is not None and not isinstance(self.instance_seed, int):
-            raise ValueError(f"{self.name}: instance_seed must be an int or None, got "
-                             f"{self.instance_seed!r}")
+        if self.instance_seed is not None:
+            check_seed(self, "instance_seed")
         fixed = type(self).name
         if fixed in DATASETS and self.dataset != fixed:
             raise ValueError(f"{fixed}: dataset is fixed to {fixed!r}, got {self.dataset!r}; "

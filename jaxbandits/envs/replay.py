@@ -60,7 +60,17 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from jaxbandits.core import Context, Env, Feedback, Spec, check_choice, check_positive, float_dtype
+from jaxbandits.core import (
+    Context,
+    Env,
+    Feedback,
+    Spec,
+    check_choice,
+    check_positive,
+    check_seed,
+    check_types,
+    float_dtype,
+)
 from jaxbandits.envs import datasets
 from jaxbandits.envs.datasets import DATA_ENV_VAR, DataNotFoundError, cache_dir
 from jaxbandits.registry import register_env
@@ -178,7 +188,7 @@ class OBDReplayEnv(Env):
     paper = "seed-002 App. J.1 (Saito et al. 2020 data)"
 
     campaign: str = struct.field(pytree_node=False, default="men+women")
-    path: str | None = struct.field(pytree_node=False, default=None)
+    path: str | os.PathLike | None = struct.field(pytree_node=False, default=None)
     num_candidates: int = struct.field(pytree_node=False, default=5)
     user_dim: int = struct.field(pytree_node=False, default=16)
     item_dim: int = struct.field(pytree_node=False, default=8)
@@ -202,7 +212,9 @@ class OBDReplayEnv(Env):
                 self.candidate_seed)
 
     def _check_options(self) -> None:
+        check_types(self)  # before loading anything
         check_choice(self, "campaign", CAMPAIGNS)
+        check_seed(self, "candidate_seed")
         for field in ("num_candidates", "user_dim", "item_dim"):
             check_positive(self, field, integer=True)
         if self.num_candidates < 2:
