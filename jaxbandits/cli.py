@@ -30,6 +30,7 @@ __all__ = ["main", "parse_settings"]
 DEFAULT_ENV = "linear"
 DEFAULT_HORIZON = 10_000
 DEFAULT_RUNS = 200
+RESUME_MARKER = ".jaxbandits-run"  # a checkpointed run's command, for its resume
 RESULT_FILES = ("*.npz", "*.json", "*.npy", "*.png", "summary.md")  # what a run writes
 _TRUE, _FALSE = ("true", "1", "yes"), ("false", "0", "no")
 
@@ -174,7 +175,10 @@ def _run(args: argparse.Namespace) -> int:
             raise ValueError(f"agent {name!r} cannot act on environment {args.env!r} "
                              f"({env.spec().action_kind!r} actions)")
 
-    out, created = _prepare_out(args.out, args.env, args.overwrite, args.checkpoint)
+    signature = json.dumps({k: v for k, v in sorted(vars(args).items())
+                            if k not in ("handler", "overwrite", "no_progress", "cpu_devices")},
+                           default=str)
+    out, created = _prepare_out(args.out, args.env, args.overwrite, args.checkpoint, signature)
     print(f"jaxbandits: {args.env} ({_describe(env)}), T = {args.horizon:,}, "
           f"{args.runs} runs, {len(jax.devices())} {jax.default_backend()} device(s)")
     progress = False if args.no_progress else None
@@ -210,14 +214,16 @@ def _has_field(cls, field: str) -> bool:
 
 
 def _prepare_out(out: str | None, env_name: str, overwrite: bool,
-                 checkpoint: str | None) -> tuple[Path, bool]:
+                 checkpoint: str | None, signature: str = "") -> tuple[Path, bool]:
     """The results folder, ready before anything is computed; returns it and whether it was
     created here.
 
     The default is a new ``results/<env>-<time>`` folder, made with an exclusive ``mkdir`` and
     suffixed ``-2``, ``-3``, ... when another run took the name in the same second. ``--out`` must
     be a folder that can be created and written; an existing one must be empty (a checkpoint
-    folder inside it aside) unless ``overwrite``, which removes an earlier run's files first.
+    folder inside it aside) unless ``overwrite``, which removes an earlier run's files first. With
+    a checkpoint, the folder keeps ``signature`` (the command's experiment) in
+    ``.jaxbandits-run``, so that the same command, killed and started again, resumes into it.
     """
     try:
         if out is None:
@@ -231,6 +237,9 @@ def _prepare_out(out: str | None, env_name: str, overwrite: bool,
             created = True
         ckpt = None if checkpoint is None else Path(checkpoint).resolve()
         stale = [p for p in path.iterdir() if p.resolve() != ckpt]
+        marker = path / RESUME_MARKER
+        if stale and ckpt is not None and marker.is_file() and marker.read_text() == signature:
+            return path, created  # the same checkpointed command again: it resumes here
         if stale and not overwrite:
             raise ValueError(f"--out {out} is not empty ({len(stale)} entries); pass --overwrite "
                              "to replace the results there, or choose a new folder")
@@ -240,6 +249,8 @@ def _prepare_out(out: str | None, env_name: str, overwrite: bool,
                     if old.is_file() or old.is_symlink():
                         old.unlink()
         _check_writable(path)
+        if ckpt is not None:
+            marker.write_text(signature)
         return path, created
     except OSError as err:
         raise ValueError(f"--out {out or 'results/'}: cannot use it as the results folder "

@@ -589,7 +589,17 @@ def _play(envs, agents, labels, key, horizon, steps, plan, devices, chunk_size, 
     wave_index, done, wall, carry = 0, 0, 0.0, None
     if restored is not None:
         meta, arrays = restored
-        wave_index, done, wall = int(meta["wave"]), int(meta["done"]), float(meta["wall"])
+        try:
+            wave_index, done, wall = int(meta["wave"]), int(meta["done"]), float(meta["wall"])
+        except (KeyError, TypeError, ValueError) as err:
+            from jaxbandits.checkpoint import CheckpointError
+
+            raise CheckpointError(f"the checkpoint's position is unreadable: {meta!r}") from err
+        if not (0 <= wave_index <= plan.num_waves and 0 <= done < horizon):
+            from jaxbandits.checkpoint import CheckpointError
+
+            raise CheckpointError(f"the checkpoint's position (wave {wave_index}, round {done})"
+                                  " lies outside this experiment")
         if done:
             carry = _restore_carry(like, arrays, blocks, jax.random.key_impl(key))
     sink = _Sink(plan, steps, dtype, paths, ckpt, any(e.spec().replay for e in envs))
@@ -597,6 +607,27 @@ def _play(envs, agents, labels, key, horizon, steps, plan, devices, chunk_size, 
     show = sys.stderr.isatty() if progress is None else progress
     label = labels[0] if len(labels) == 1 else f"sweep of {len(labels)}"
     total = plan.num_points * N * horizon
+    t0, played = time.perf_counter(), wave_index < plan.num_waves
+
+    def elapsed() -> float:
+        return wall + time.perf_counter() - t0 if played else wall
+
+    def finish(index, wave, carry) -> None:
+        """Checks a wave's last chunk and writes its records (and commits them)."""
+        _raise_if_bad(np.asarray(carry.bad_step), wave, B, labels, envs[0].spec())
+        records = np.asarray(carry.records)
+        for i, (g, start, real) in enumerate(wave):
+            if real:
+                sink.write(g, start, records[i * B: i * B + real, :S])
+        if ckpt is not None:
+            sink.flush()
+            ckpt.commit({"wave": index + 1, "done": 0, "wall": elapsed()}, {})
+        bar.advance(plan.runs_before(index + 1) * horizon, elapsed())
+
+    # A wave's last chunk is collected after the next wave is dispatched, so the devices play
+    # while the host writes records (a finished wave is always written before the next one's
+    # first checkpoint commit).
+    pending = None
     with _Progress(show, label, total, plan.num_points * N, wall) as bar:
         bar.advance(plan.runs_before(wave_index) * horizon + done * _real(plan, wave_index), wall)
         while wave_index < plan.num_waves:
@@ -604,28 +635,26 @@ def _play(envs, agents, labels, key, horizon, steps, plan, devices, chunk_size, 
             env_w, agent_w = params(wave)
             if carry is None:
                 carry = init_c(env_w, agent_w, key, run_ids(wave))
-            while done < horizon:
-                start = time.perf_counter()
+            while True:
                 carry = chunk_c(env_w, agent_w, carry, jnp.asarray(done, jnp.int32),
                                 horizon_arr, steps_arr)
-                bad = np.asarray(carry.bad_step)  # blocks until the chunk is done
-                wall += time.perf_counter() - start
                 done = min(done + chunk_size, horizon)
-                _raise_if_bad(bad, wave, B, labels, envs[0].spec())
-                if ckpt is not None and done < horizon:
-                    ckpt.commit({"wave": wave_index, "done": done, "wall": wall},
+                if pending is not None:
+                    finish(*pending)
+                    pending = None
+                if done >= horizon:
+                    break
+                _raise_if_bad(np.asarray(carry.bad_step), wave, B, labels, envs[0].spec())
+                if ckpt is not None:
+                    ckpt.commit({"wave": wave_index, "done": done, "wall": elapsed()},
                                 _carry_arrays(carry))
-                bar.advance(plan.runs_before(wave_index) * horizon + done * _real(plan,
-                                                                                   wave_index),
-                            wall)
-            records = np.asarray(carry.records)
-            for i, (g, start, real) in enumerate(wave):
-                if real:
-                    sink.write(g, start, records[i * B: i * B + real, :S])
+                bar.advance(plan.runs_before(wave_index) * horizon
+                            + done * _real(plan, wave_index), elapsed())
+            pending = (wave_index, wave, carry)
             wave_index, done, carry = wave_index + 1, 0, None
-            if ckpt is not None:
-                sink.flush()
-                ckpt.commit({"wave": wave_index, "done": 0, "wall": wall}, {})
+        if pending is not None:
+            finish(*pending)
+    wall = elapsed()
 
     extras = {"horizon": horizon, "num_runs": N, "devices": len(devices),
               "block_runs": B, "chunk_size": chunk_size,

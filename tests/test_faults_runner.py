@@ -7,6 +7,8 @@ File-level faults (torn commits, corrupt and foreign checkpoints, tampered resul
 
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 import pytest
 
@@ -65,11 +67,17 @@ def test_a_kill_at_any_file_operation_resumes_to_the_same_numbers(tmp_path, monk
         np.testing.assert_array_equal(resumed.cumulative_reward, reference.cumulative_reward)
 
 
-def test_a_finished_checkpoint_returns_at_once_with_the_same_numbers(tmp_path):
+def test_a_finished_checkpoint_returns_at_once_with_the_same_numbers(tmp_path, monkeypatch):
+    runner = importlib.import_module("jaxbandits.simulate")
+
     first = _sim(checkpoint_dir=tmp_path)
+    advances = []
+    monkeypatch.setattr(runner._Progress, "advance",
+                        lambda self, done, wall: advances.append(done))
     again = _sim(checkpoint_dir=tmp_path, chunk_size=7)  # chunking is not part of the identity
     np.testing.assert_array_equal(first.cumulative_regret, again.cumulative_regret)
-    assert again.wall_time == pytest.approx(first.wall_time)  # nothing was replayed
+    assert advances == [3 * 20]  # it starts complete: nothing was replayed
+    assert again.wall_time <= first.wall_time
 
 
 def test_checkpoint_with_streamed_results(tmp_path):
@@ -172,3 +180,37 @@ def test_bad_compare_and_sweep_arguments():
         jb.sweep(ENV, AGENT, 0, {}, 10, 2)
     with pytest.raises(ValueError, match="no values"):
         jb.sweep(ENV, AGENT, 0, {"explore_scale": []}, 10, 2)
+
+
+def test_a_killed_cli_run_resumes_from_its_checkpoint(tmp_path, monkeypatch):
+    from jaxbandits.cli import main
+
+    args = ["run", "--horizon", "40", "--runs", "3", "--chunk-size", "10", "--no-progress",
+            "--agents", "lin-ts,greedy", "--set", "env.dim=3", "--set", "env.num_arms=4",
+            "--cpu-devices", "1"]
+    assert main(args + ["--out", str(tmp_path / "fresh")]) == 0
+    commit, commits = Checkpoint.commit, []
+
+    def commit_then_die(self, meta, arrays):
+        commit(self, meta, arrays)
+        commits.append(meta)
+        if len(commits) == 6:  # lin-ts written to --out, greedy two chunks in
+            raise _Killed("kill -9")
+
+    monkeypatch.setattr(Checkpoint, "commit", commit_then_die)
+    resumed_args = args + ["--out", str(tmp_path / "resumed"), "--checkpoint",
+                           str(tmp_path / "ckpt")]
+    with pytest.raises(_Killed):
+        main(resumed_args)
+    monkeypatch.setattr(Checkpoint, "commit", commit)
+    assert main(resumed_args) == 0  # the same command again: --out is still empty
+    for name in ("lin-ts", "greedy"):
+        fresh = jb.Result.load(tmp_path / "fresh" / name)
+        resumed = jb.Result.load(tmp_path / "resumed" / name)
+        np.testing.assert_array_equal(np.asarray(resumed.cumulative_regret),
+                                      np.asarray(fresh.cumulative_regret))
+    # a different experiment on the same checkpoint is refused, and replaced with --overwrite
+    other = [a if a != "40" else "30" for a in resumed_args]
+    assert main(other[:-4] + ["--out", str(tmp_path / "o1")] + other[-2:]) == 2
+    assert main(other[:-4] + ["--out", str(tmp_path / "o2")] + other[-2:] +
+                ["--overwrite"]) == 0
