@@ -449,10 +449,12 @@ def sweep(
 ) -> dict[str, Result]:
     """Runs ``agent`` over the Cartesian product of ``grid`` with one compiled program.
 
-    ``grid`` maps numeric field names to sequences of values: agent fields (``"explore_scale"``)
-    or environment fields (``"env.noise_std"``). Every grid point plays the same program as
-    :func:`simulate` (so it compiles once, and grid point ``p``'s run ``r`` equals
-    ``simulate(env_p, agent_p, key, ...)``'s run ``r`` bit for bit: common random numbers).
+    ``grid`` maps field names to sequences of values: agent fields (``"explore_scale"``) or
+    environment fields (``"env.noise_std"``). Every grid point plays the same program as
+    :func:`simulate`, so grid point ``p``'s run ``r`` equals ``simulate(env_p, agent_p, key,
+    ...)``'s run ``r`` bit for bit (common random numbers). Numeric fields are batched: a grid
+    over them compiles once. Static fields (``ensemble_size``, a distribution law, a network
+    width) are allowed too: one program is compiled per distinct static value.
     Returns ``{"field=value,...": Result}`` in grid order; ``save_to`` is a folder.
 
     Example::
@@ -522,15 +524,46 @@ def _run(envs, agents, labels, key, horizon, num_runs, *, chunk_size, record, nu
     _check_sizes(block_runs=block_runs)
     if not isinstance(overwrite, bool):
         raise ValueError(f"overwrite must be True or False, got {overwrite!r}")
+    if max_memory is not None:
+        _check_sizes(max_memory=max_memory)
+    paths = _result_paths(save_to, labels, save_folder)
+
+    # Grid points that differ in static fields (sizes, laws) are played by programs of their
+    # own, one group per distinct structure; each point's runs are the same bits either way.
+    groups: dict[Any, list[int]] = {}
+    for i, (e, a) in enumerate(zip(envs, agents, strict=True)):
+        groups.setdefault((jax.tree.structure(e), jax.tree.structure(a)), []).append(i)
+    if len(groups) == 1:
+        return _run_group(envs, agents, labels, key, horizon, num_runs, steps, chunk_size,
+                          checkpoint_dir, overwrite, paths, progress, devices, block_runs,
+                          max_memory)
+    results: list[Result | None] = [None] * len(envs)
+    for number, members in enumerate(groups.values()):
+        pick = functools.partial(_pick, members)
+        sub = None if checkpoint_dir is None else Path(checkpoint_dir) / f"static-{number}"
+        done = _run_group(pick(envs), pick(agents), pick(labels), key, horizon, num_runs, steps,
+                          chunk_size, sub, overwrite, None if paths is None else pick(paths),
+                          progress, devices, block_runs, max_memory)
+        for i, result in zip(members, done, strict=True):
+            results[i] = result
+    return results
+
+
+def _pick(indices: list[int], items: list) -> list:
+    return [items[i] for i in indices]
+
+
+def _run_group(envs, agents, labels, key, horizon, num_runs, steps, chunk_size, checkpoint_dir,
+               overwrite, paths, progress, devices, block_runs, max_memory) -> list[Result]:
+    """Plays configurations of one static structure (one pair of compiled programs)."""
     plan = _Plan(len(envs), num_runs, block_runs, 1)
     plan = dataclasses.replace(plan, num_devices=min(len(devices), plan.num_blocks))
     devices = devices[: plan.num_devices]
     dtype = float_dtype()
     _check_memory(envs[0], agents[0], key, len(steps), plan, devices, max_memory,
-                  streamed=save_to is not None or checkpoint_dir is not None)
+                  streamed=paths is not None or checkpoint_dir is not None)
 
     # Files are checked (writable, not another experiment's, not locked) before any compute.
-    paths = _result_paths(save_to, labels, save_folder)
     ckpt = None
     if checkpoint_dir is not None:
         from jaxbandits.checkpoint import Checkpoint
@@ -781,8 +814,6 @@ def _check_memory(env, agent, key, num_slots: int, plan: _Plan, devices, max_mem
     """Estimates, from abstract shapes alone, what one block needs on a device and what the
     results need on the host; raises ``ValueError`` before anything is allocated if either
     does not fit."""
-    if max_memory is not None:
-        _check_sizes(max_memory=max_memory)
     carry = jax.eval_shape(
         lambda k: init_run(env, agent, k, jnp.zeros((), jnp.uint32), num_slots), key)
     per_run = _nbytes(carry)
@@ -971,9 +1002,6 @@ def _as_arrays(obj: PyTree) -> PyTree:
 
 
 def _stack(objs: list[PyTree]) -> PyTree:
-    structures = {jax.tree.structure(o) for o in objs}
-    if len(structures) != 1:
-        raise ValueError("sweep: grid values must only change numeric (non-static) fields")
     return jax.tree.map(lambda *xs: jnp.stack(xs), *[_as_arrays(o) for o in objs])
 
 
@@ -983,12 +1011,7 @@ def _override(obj, overrides: dict[str, Any], what: str):
     fields = {f.name: f for f in dataclasses.fields(obj)}
     for name in overrides:
         if name not in fields:
-            raise ValueError(f"sweep: {type(obj).__name__} has no field {name!r}")
-        if not fields[name].metadata.get("pytree_node", True):
-            raise ValueError(
-                f"sweep: {name!r} is a static field of the {what} (a size or switch); sweep "
-                "numeric fields only, or run one simulate per value"
-            )
+            raise ValueError(f"sweep: the {what} {type(obj).__name__} has no field {name!r}")
     new = obj.replace(**overrides)
     new.validate()
     return new

@@ -138,3 +138,29 @@ def test_a_block_that_cannot_fit_is_refused_before_allocating():
     with pytest.raises(ValueError, match="save_to"):  # 10^9 runs' curves on the host
         jb.simulate(jb.make_env("linear", dim=3, num_arms=4), jb.make_agent("greedy"), 0,
                     1000, 10**9)
+
+
+def test_sweep_over_static_fields_equals_separate_simulates(tmp_path):
+    env = jb.make_env("linear", dim=3, num_arms=5)
+    agent = jb.make_agent("ensemble-pp")
+    kw = dict(record="all", progress=False, block_runs=4)
+    grid = {"ensemble_size": [2, 8], "explore_scale": [0.5, 1.0]}  # static x numeric
+    results = jb.sweep(env, agent, 3, grid, 30, 5, **kw)
+    assert list(results) == [f"ensemble_size={m},explore_scale={s}"
+                             for m in (2, 8) for s in (0.5, 1.0)]  # grid order kept
+    for size in (2, 8):
+        alone = jb.simulate(env, agent.replace(ensemble_size=size, explore_scale=1.0), 3, 30, 5,
+                            **kw)
+        np.testing.assert_array_equal(
+            results[f"ensemble_size={size},explore_scale=1.0"].cumulative_regret,
+            alone.cumulative_regret)
+    assert not np.array_equal(results["ensemble_size=2,explore_scale=1.0"].cumulative_regret,
+                              results["ensemble_size=8,explore_scale=1.0"].cumulative_regret)
+    checkpointed = jb.sweep(env, agent, 3, grid, 30, 5, checkpoint_dir=tmp_path, **kw)
+    again = jb.sweep(env, agent, 3, grid, 30, 5, checkpoint_dir=tmp_path, **kw)  # resumed, done
+    for name, result in results.items():
+        np.testing.assert_array_equal(checkpointed[name].cumulative_regret,
+                                      result.cumulative_regret)
+        np.testing.assert_array_equal(again[name].cumulative_regret, result.cumulative_regret)
+    with pytest.raises(ValueError, match="no field 'ensemble_sise'"):
+        jb.sweep(env, agent, 3, {"ensemble_sise": [2]}, 30, 5, **kw)
