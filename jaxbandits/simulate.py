@@ -1083,7 +1083,7 @@ def _raise_if_bad(bad: np.ndarray, wave, block_runs: int, labels: list[str], spe
         hits = []
         for i, (g, start, real) in enumerate(wave):
             flags = bad[i * block_runs: i * block_runs + real, column]
-            hits += [(int(step), start + j, g) for j, step in enumerate(flags) if step >= 0]
+            hits += [(int(flags[j]), start + int(j), g) for j in np.flatnonzero(flags >= 0)]
         if not hits:
             continue
         step, run, g = min(hits)
