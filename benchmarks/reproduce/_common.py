@@ -10,8 +10,6 @@ importable (its ``main(argv)`` returns a :class:`Report`). This module holds wha
 * :func:`new_figure` / :func:`save_figure`: headless matplotlib figures written as PNG;
 * :func:`record_steps` and :func:`run_options`: runner options chosen so that programs compile
   once per static configuration (see below);
-* :func:`sweep_values`: ``jb.sweep`` over one numeric field in groups of equal size (one
-  compiled program, bounded memory);
 * small statistics helpers (:func:`final_regret`, :func:`mean_ci`, :func:`mean_se`,
   :func:`paired_gap`, :func:`fmt_ci`, :func:`fmt_se`) and :func:`verdict_at_most`, the
   three-valued verdict of a "gap <= tolerance" claim;
@@ -28,10 +26,11 @@ size, dimension, number of arms, reference law...) sets the run time of a reprod
 runner caches a compiled program per argument signature: the horizon is an argument, but the
 chunk length and the number of recorded steps are shapes. :func:`run_options` therefore fixes both
 per scale, so that two calls that differ only in their horizon (or a numeric hyperparameter)
-share one program. Where a grid varies a static field (an ensemble size, a sampling law),
-``_sweepable.py`` shows the pattern that keeps one program: an agent subclass that turns the
-field into an index into static candidates and plays exactly what the library agent plays,
-checked run by run in ``tests/test_reproduce.py``.
+share one program. A grid may also vary static fields (an ensemble size, a sampling law, a
+network width): ``jb.sweep`` compiles one program per distinct static value, and each grid
+point's runs equal ``jb.simulate``'s with that point's settings bit for bit. Each distinct value
+is one more compilation, so the ``tiny`` scales keep few of them; ``jb.sweep`` plays runs in
+fixed blocks, which bounds a sweep's memory whatever its number of grid points.
 """
 
 from __future__ import annotations
@@ -75,7 +74,6 @@ __all__ = [
     "record_steps",
     "run_options",
     "save_figure",
-    "sweep_values",
     "timer",
     "verdict_at_most",
     "write_report",
@@ -329,32 +327,6 @@ def run_options(horizon: int, chunk_size: int, num_records: int, include: Iterab
 def timer() -> float:
     """``time.perf_counter()``: seconds, for the run time of a report."""
     return time.perf_counter()
-
-
-def sweep_values(env, agent, key, field: str, values: Sequence[Any], horizon: int,
-                 num_runs: int, *, max_points: int | None = None,
-                 **options: Any) -> list[Result]:
-    """``jb.sweep`` of ``agent`` over ``field`` in ``values``: one :class:`Result` per value.
-
-    The values go in groups of at most ``max_points`` (default: all in one sweep), and the last
-    group is padded by repeating its last value, so every group has the same shape and all of
-    them run one compiled program; the padding's results are dropped. Use it to bound the
-    memory of a sweep (a grid point holds ``num_runs`` environment and agent states). Other
-    fields stay as set on ``agent``; common random numbers hold across values and groups.
-    ``options`` are the keyword arguments of ``jb.sweep`` (see :func:`run_options`).
-    """
-    values = list(values)
-    if not values:
-        raise ValueError(f"sweep_values: no values for {field!r}")
-    group = len(values) if max_points is None else max(1, min(int(max_points), len(values)))
-    results: list[Result] = []
-    for start in range(0, len(values), group):
-        chunk = values[start:start + group]
-        padded = chunk + [chunk[-1]] * (group - len(chunk))
-        swept = list(jb.sweep(env, agent, key, {field: padded}, horizon, num_runs,
-                              **options).values())
-        results += swept[:len(chunk)]
-    return results
 
 
 # ------------------------------------------------------------------------------------------------

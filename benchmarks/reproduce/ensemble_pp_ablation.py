@@ -13,15 +13,12 @@ moderate M all pairs are similar; at M = 512 and 1024 the Coordinate-reference +
 Coordinate-perturbation pair clearly underperforms; the Gaussian and Sphere references reach
 TS-level regret at small M.
 
-**Few compilations.** ``reference``, ``perturbation`` and ``ensemble_size`` are static fields
-of ``ensemble-pp`` (they select code or set shapes), so a faithful grid would compile 25
-programs per M. This script runs ``_sweepable.SwitchedEnsemblePlusPlus`` (re-exported here), a
-thin subclass in which the two laws and the size are numeric leaves (indices): it draws every
-candidate from the same key and keeps the selected one, so it plays exactly the actions of
-``ensemble-pp`` with that pair and size (the smoke test checks it) and ``jb.sweep`` runs all 25
-pairs at all sizes up to ``batch_sizes_upto`` (64) in one program; every larger M is its own
-program, since every point of a program pays for its largest M. Run it from the
-repository root::
+**Compilations.** ``reference``, ``perturbation`` and ``ensemble_size`` are static fields of
+``ensemble-pp`` (they select code or set shapes): each M is one ``jb.sweep`` of the library
+agent over the grid of references x perturbations, which compiles one program per pair (25 per
+M), and every grid point's runs equal ``jb.simulate``'s with that pair and size bit for bit. The
+test-only ``tiny`` scale runs a 2 x 2 sub-grid of the laws to keep its compilations few. Run it
+from the repository root::
 
     python benchmarks/reproduce/ensemble_pp_ablation.py                  # --scale small
     python benchmarks/reproduce/ensemble_pp_ablation.py --scale paper    # GPU
@@ -45,7 +42,6 @@ if str(_HERE) not in sys.path:
 import _common as C  # noqa: E402  (puts the repository root on sys.path)
 import jax  # noqa: E402
 import numpy as np  # noqa: E402
-from _sweepable import SwitchedEnsemblePlusPlus  # noqa: E402
 
 import jaxbandits as jb  # noqa: E402
 from jaxbandits.linalg import PERTURBATIONS, REFERENCES  # noqa: E402
@@ -88,9 +84,8 @@ class Problem:
 class Config:
     """Sizes of one scale: problems, ensemble sizes, horizon, runs, and the heatmaps' M.
 
-    ``batch_sizes_upto``: the sizes up to it run as one program (each pays for the largest of
-    them, cheap next to a compilation at these sizes); every larger size is its own program.
-    ``memory_gib``: what one sweep may use (a rough estimate splits larger grids).
+    ``references`` and ``perturbations``: the laws crossed (default: all five of each, the
+    paper's 25 pairs; every pair is one program per M).
     """
 
     problems: tuple[Problem, ...]
@@ -101,13 +96,20 @@ class Config:
     tolerance: float = 0.02
     chunk_size: int = 500
     num_records: int = 50
-    memory_gib: float = 4.0
-    batch_sizes_upto: int = 64
+    references: tuple[str, ...] = REFERENCES
+    perturbations: tuple[str, ...] = PERTURBATIONS
+
+    @property
+    def pairs(self) -> tuple[tuple[str, str], ...]:
+        """Every (reference, perturbation) pair run, references first."""
+        return tuple(itertools.product(self.references, self.perturbations))
 
 
 SCALES = {
+    # tiny: the smoke test's sizes; a 2 x 2 sub-grid of the laws (four programs, and TS)
     "tiny": Config(problems=(Problem("finite", 3, 8),), sizes=(2,), heatmap_sizes=(2,),
-                   horizon=100, num_runs=8, chunk_size=100, num_records=20),
+                   horizon=100, num_runs=8, chunk_size=100, num_records=20,
+                   references=("gaussian", "coordinate"), perturbations=("sphere", "coordinate")),
     "small": Config(problems=(Problem("finite", 10, 100), Problem("sphere", 10)),
                     sizes=(2, 4, 16, 64, 512), heatmap_sizes=(2, 16, 512), horizon=500,
                     num_runs=64),
@@ -128,68 +130,43 @@ def pair_label(pair: tuple[str, str]) -> str:
 
 
 def run_pairs(env, size: int, key: jax.Array, horizon: int, num_runs: int,
-              pairs: Sequence[tuple[str, str]] = PAIRS, max_points: int | None = None,
-              **options) -> dict[tuple, Result]:
-    """All ``pairs`` (reference, perturbation) of Ensemble++ with ``M = size``, one program.
+              pairs: Sequence[tuple[str, str]] = PAIRS, **options) -> dict[tuple, Result]:
+    """All ``pairs`` (reference, perturbation) of Ensemble++ with ``M = size``.
 
     ``run_grid(env, (size,), ...)[size]``; see :func:`run_grid`.
     """
-    return run_grid(env, (size,), key, horizon, num_runs, pairs, max_points, **options)[size]
+    return run_grid(env, (size,), key, horizon, num_runs, pairs, **options)[size]
 
 
 def run_grid(env, sizes: Sequence[int], key: jax.Array, horizon: int, num_runs: int,
-             pairs: Sequence[tuple[str, str]] = PAIRS, max_points: int | None = None,
-             **options) -> dict[int, dict[tuple, Result]]:
+             pairs: Sequence[tuple[str, str]] = PAIRS, **options) -> dict[int, dict[tuple, Result]]:
     """``{M: {pair: Result}}``: every (reference, perturbation) pair at every M of ``sizes``.
 
-    One program (a :class:`SwitchedEnsemblePlusPlus` over ``sizes``, so every point pays for
-    the largest M: group sizes of the same order). With ``max_points=None`` one ``jb.sweep``
-    runs the whole grid of sizes x references x perturbations; otherwise each (size,
-    reference) sweeps its perturbations in groups of at most ``max_points``
-    (:func:`_common.sweep_values`; bounded memory, the same program). The agent shares the
+    ``jb.sweep`` of ``ensemble-pp`` over ``ensemble_size`` x ``reference`` x ``perturbation``:
+    one sweep when ``pairs`` is a product of laws (the paper's 25 pairs), else one per
+    reference. Every (M, pair) is its own program, and its runs equal ``jb.simulate``'s with
+    that M and pair (common random numbers across pairs and sizes). The agent shares the
     environment's prior and noise (``reg = noise^2 / prior_var``).
     """
     sizes = tuple(int(m) for m in sizes)
     reg = float(env.noise_std) ** 2 / float(env.prior_var)
-    agent = SwitchedEnsemblePlusPlus(ensemble_size=max(sizes), sizes=sizes, reg=reg,
-                                     noise_std=float(env.noise_std))
-    ids = sorted({(REFERENCES.index(r), PERTURBATIONS.index(p)) for r, p in pairs})
-    grid_refs = sorted({i for i, _ in ids})
-    grid_perts = sorted({j for _, j in ids})
-    size_ids = list(range(len(sizes)))
-    if max_points is None:
-        results = jb.sweep(env, agent, key, {"size_id": size_ids, "reference_id": grid_refs,
-                                             "perturbation_id": grid_perts},
-                           horizon, num_runs, **options)
-        by_point = dict(zip(itertools.product(size_ids, grid_refs, grid_perts),
-                            results.values(), strict=True))
+    agent = jb.make_agent("ensemble-pp", ensemble_size=max(sizes), reg=reg,
+                          noise_std=float(env.noise_std))
+    perts_of: dict[str, list[str]] = {}
+    for r, p in pairs:
+        perts_of.setdefault(r, [])
+        if p not in perts_of[r]:
+            perts_of[r].append(p)
+    if len({tuple(perts) for perts in perts_of.values()}) == 1:  # a product: one sweep
+        groups = [(list(perts_of), next(iter(perts_of.values())))]
     else:
-        by_point = {}
-        for s, i in itertools.product(size_ids, grid_refs):
-            perts = [j for r, j in ids if r == i]
-            results = C.sweep_values(env, agent.replace(size_id=s, reference_id=i), key,
-                                     "perturbation_id", perts, horizon, num_runs,
-                                     max_points=max_points, **options)
-            by_point.update({(s, i, j): r for j, r in zip(perts, results, strict=True)})
-    return {m: {(r, p): by_point[(s, REFERENCES.index(r), PERTURBATIONS.index(p))]
-                for r, p in pairs} for s, m in enumerate(sizes)}
-
-
-def size_groups(sizes: Sequence[int], batch_upto: int) -> list[tuple[int, ...]]:
-    """The sizes up to ``batch_upto`` in one group (one program), each larger size alone."""
-    small = tuple(m for m in sizes if m <= batch_upto)
-    return ([small] if small else []) + [(m,) for m in sizes if m > batch_upto]
-
-
-def points_per_sweep(problem: Problem, size: int, num_runs: int, memory_gib: float,
-                     num_points: int = len(PAIRS)) -> int | None:
-    """``None`` when all ``num_points`` grid points fit in ``memory_gib`` (a rough per-run
-    estimate: the arm set and its scores, the factor at the largest ``size``, the ridge square
-    root), else how many points fit."""
-    d, k = problem.dim, max(problem.num_arms, 1)
-    per_run = 4 * (3 * k * d + 3 * d * size + 2 * d * d)
-    fit = int(memory_gib * 2**30 // (per_run * num_runs))
-    return None if fit >= num_points else max(1, fit)
+        groups = [([r], perts) for r, perts in perts_of.items()]
+    by_point: dict[tuple, Result] = {}
+    for refs, perts in groups:
+        swept = jb.sweep(env, agent, key, {"ensemble_size": list(sizes), "reference": refs,
+                                           "perturbation": perts}, horizon, num_runs, **options)
+        by_point.update(zip(itertools.product(sizes, refs, perts), swept.values(), strict=True))
+    return {m: {(r, p): by_point[(m, r, p)] for r, p in pairs} for m in sizes}
 
 
 def run_ts(env, key: jax.Array, horizon: int, num_runs: int, **options) -> Result:
@@ -202,22 +179,30 @@ def run_ts(env, key: jax.Array, horizon: int, num_runs: int, **options) -> Resul
 # Drawing, tables and claims.
 
 
-def ratio_matrix(by_pair: dict[tuple, Result], ts: Result) -> np.ndarray:
-    """``(5, 5)`` mean final regret / TS mean final regret, rows references, columns perts."""
+def ratio_matrix(by_pair: dict[tuple, Result], ts: Result,
+                 references: Sequence[str] = REFERENCES,
+                 perturbations: Sequence[str] = PERTURBATIONS) -> np.ndarray:
+    """Mean final regret / TS mean final regret, ``(len(references), len(perturbations))``
+    (by default ``(5, 5)``): rows references, columns perturbations, NaN where not run."""
     ts_mean = float(C.final_regret(ts).mean())
-    out = np.full((len(REFERENCES), len(PERTURBATIONS)), np.nan)
+    out = np.full((len(references), len(perturbations)), np.nan)
     for (r, p), result in by_pair.items():
-        out[REFERENCES.index(r), PERTURBATIONS.index(p)] = C.final_regret(result).mean() / ts_mean
+        if r in references and p in perturbations:
+            out[list(references).index(r), list(perturbations).index(p)] = (
+                C.final_regret(result).mean() / ts_mean)
     return out
 
 
-def draw_heatmap(ax, matrix: np.ndarray, title: str, vmax: float):
+def draw_heatmap(ax, matrix: np.ndarray, title: str, vmax: float,
+                 references: Sequence[str] = REFERENCES,
+                 perturbations: Sequence[str] = PERTURBATIONS):
+    """A :func:`ratio_matrix` (over ``references`` x ``perturbations``) as a heatmap."""
     from matplotlib.colors import LogNorm
 
     image = ax.imshow(matrix, cmap="viridis_r", norm=LogNorm(vmin=1 / 1.25, vmax=vmax))
-    ax.set_xticks(range(len(PERTURBATIONS)), [LAW_NAMES[p] for p in PERTURBATIONS],
+    ax.set_xticks(range(len(perturbations)), [LAW_NAMES[p] for p in perturbations],
                   rotation=35, ha="right", fontsize=8)
-    ax.set_yticks(range(len(REFERENCES)), [LAW_NAMES[r] for r in REFERENCES], fontsize=8)
+    ax.set_yticks(range(len(references)), [LAW_NAMES[r] for r in references], fontsize=8)
     ax.set_xlabel("perturbation P_z", fontsize=8)
     ax.set_ylabel("reference P_zeta", fontsize=8)
     for i, j in itertools.product(range(matrix.shape[0]), range(matrix.shape[1])):
@@ -228,16 +213,22 @@ def draw_heatmap(ax, matrix: np.ndarray, title: str, vmax: float):
     return image
 
 
-def draw_lines(ax, ratios: dict[int, np.ndarray], title: str) -> None:
-    """Regret / TS against M: each reference with the Sphere perturbation, and Coordinate^2."""
+def draw_lines(ax, ratios: dict[int, np.ndarray], title: str,
+               references: Sequence[str] = REFERENCES,
+               perturbations: Sequence[str] = PERTURBATIONS) -> None:
+    """Regret / TS against M: each reference with the Sphere perturbation, and Coordinate^2
+    (those of them in ``references`` x ``perturbations``, the rows and columns of ``ratios``)."""
     sizes = sorted(ratios)
-    p_sphere = PERTURBATIONS.index("sphere")
-    for i, r in enumerate(REFERENCES):
-        ax.plot(sizes, [ratios[m][i, p_sphere] for m in sizes], marker="o",
-                label=f"{LAW_NAMES[r]} / Sphere")
-    c = REFERENCES.index("coordinate")
-    ax.plot(sizes, [ratios[m][c, PERTURBATIONS.index("coordinate")] for m in sizes], "k--",
-            marker="x", label="Coordinate / Coordinate")
+    references, perturbations = list(references), list(perturbations)
+    if "sphere" in perturbations:
+        p_sphere = perturbations.index("sphere")
+        for i, r in enumerate(references):
+            ax.plot(sizes, [ratios[m][i, p_sphere] for m in sizes], marker="o",
+                    label=f"{LAW_NAMES[r]} / Sphere")
+    if "coordinate" in references and "coordinate" in perturbations:
+        c = references.index("coordinate")
+        ax.plot(sizes, [ratios[m][c, perturbations.index("coordinate")] for m in sizes], "k--",
+                marker="x", label="Coordinate / Coordinate")
     ax.axhline(1.0, color="gray", linewidth=1)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
@@ -255,7 +246,7 @@ def problem_table(problem: Problem, runs: dict[int, dict[tuple, Result]], ts: Re
                     ["reference / perturbation"] + [f"M = {m}" for m in sizes],
                     note=(f"Mean ± 95% CI over {config.num_runs} runs (common random numbers "
                           "across pairs, sizes and TS)."))
-    for pair in PAIRS:
+    for pair in config.pairs:
         table.add(pair_label(pair), *[C.fmt_ci(C.final_regret(runs[m][pair])) for m in sizes])
     table.add(TS_LABEL, *[C.fmt_ci(C.final_regret(ts))] * len(sizes))
     return table
@@ -278,12 +269,11 @@ def check_claims(problem: Problem, runs, ts: Result, config: Config):
     final = {m: {pair: C.final_regret(r) for pair, r in by.items()} for m, by in runs.items()}
     mean = {m: {pair: float(v.mean()) for pair, v in by.items()} for m, by in final.items()}
     ts_final = C.final_regret(ts)
-    for m in [m for m in (2, 4) if m in final]:
-        # per run, each reference's regret averaged over the five perturbations
-        by_ref = {r: np.mean([final[m][(r, p)] for p in PERTURBATIONS], axis=0)
-                  for r in REFERENCES}
-        gaps = {r: C.mean_ci(by_ref["gaussian"] - by_ref[r]) for r in REFERENCES
-                if r != "gaussian"}
+    pairs, refs, perts = config.pairs, config.references, config.perturbations
+    for m in [m for m in (2, 4) if m in final and "gaussian" in refs and len(refs) > 1]:
+        # per run, each reference's regret averaged over the (five) perturbations
+        by_ref = {r: np.mean([final[m][(r, p)] for p in perts], axis=0) for r in refs}
+        gaps = {r: C.mean_ci(by_ref["gaussian"] - by_ref[r]) for r in refs if r != "gaussian"}
         verdict = (False if any(g - h > 0 for g, h in gaps.values())
                    else True if all(g < 0 for g, _ in gaps.values()) else None)
         claims.append((f"{tag} at M = {m} the Gaussian reference is the best reference "
@@ -294,13 +284,13 @@ def check_claims(problem: Problem, runs, ts: Result, config: Config):
                        + ", ".join(f"{LAW_NAMES[r]} {g:+.0f} ± {h:.0f}"
                                    for r, (g, h) in gaps.items())))
     default = ("gaussian", "sphere")  # Ensemble++'s pair, the yardstick
-    for m in [m for m in sorted(mean) if 8 <= m <= 64]:
+    for m in [m for m in sorted(mean) if 8 <= m <= 64 and default in pairs]:
         base = final[m][default]
-        above = [p for p in PAIRS if _above_zero(final[m][p] - 1.25 * base)]
-        below = [p for p in PAIRS if _above_zero(base - 1.25 * final[m][p])]
-        inside = all(0.8 * base.mean() <= mean[m][pair] <= 1.25 * base.mean() for pair in PAIRS)
+        above = [p for p in pairs if _above_zero(final[m][p] - 1.25 * base)]
+        below = [p for p in pairs if _above_zero(base - 1.25 * final[m][p])]
+        inside = all(0.8 * base.mean() <= mean[m][pair] <= 1.25 * base.mean() for pair in pairs)
         verdict = False if above or below else True if inside else None
-        ratios = {pair: mean[m][pair] / base.mean() for pair in PAIRS}
+        ratios = {pair: mean[m][pair] / base.mean() for pair in pairs}
         worst = sorted(ratios, key=ratios.get)[-3:][::-1]
         claims.append((f"{tag} at moderate M = {m} all pairs are similar (mean regret within "
                        "25% of Gaussian / Sphere's)", verdict,
@@ -308,18 +298,19 @@ def check_claims(problem: Problem, runs, ts: Result, config: Config):
                        f"{[pair_label(p) for p in above] or 'none'}; significantly better: "
                        f"{[pair_label(p) for p in below] or 'none'}; highest ratios "
                        + ", ".join(f"{pair_label(p)} x{ratios[p]:.2f}" for p in worst)))
-    for m in [m for m in mean if m >= 512]:
+    for m in [m for m in mean if m >= 512 and ("coordinate", "coordinate") in pairs
+              and "gaussian" in refs]:
         cc = final[m][("coordinate", "coordinate")]
-        gaps = [C.paired_gap(cc, final[m][("gaussian", p)]) for p in PERTURBATIONS]
+        gaps = [C.paired_gap(cc, final[m][("gaussian", p)]) for p in perts]
         verdict = (True if all(g - h > 0 for g, h in gaps)
                    else False if any(g + h < 0 for g, h in gaps) else None)
         claims.append((f"{tag} at M = {m} Coordinate/Coordinate is clearly worse than every "
                        "Gaussian-reference pair (paired 95% CI above 0)", verdict,
                        "paired gaps vs Gaussian / " + ", ".join(
                            f"{LAW_NAMES[p]} {g:+.0f} ± {h:.0f}"
-                           for p, (g, h) in zip(PERTURBATIONS, gaps, strict=True))))
+                           for p, (g, h) in zip(perts, gaps, strict=True))))
     limit = config.tolerance * config.horizon
-    for r in ("gaussian", "sphere"):
+    for r in [r for r in ("gaussian", "sphere") if (r, "sphere") in pairs]:
         gaps = {m: final[m][(r, "sphere")] - ts_final for m in sorted(mean)}
         verdicts = {m: C.verdict_at_most(v, limit) for m, v in gaps.items() if m <= 16}
         reached = [m for m, v in gaps.items() if v.mean() <= limit]
@@ -354,33 +345,29 @@ def main(argv: Sequence[str] | None = None) -> C.Report:
         env = problem.make()
         ts_results[problem] = run_ts(env, key, config.horizon, config.num_runs, **options)
         results[problem] = {}
-        for group in size_groups(config.sizes, config.batch_sizes_upto):
-            points = len(group) * len(PAIRS)
-            grid = run_grid(
-                env, group, key, config.horizon, config.num_runs,
-                max_points=points_per_sweep(problem, max(group), config.num_runs,
-                                            config.memory_gib, points),
-                **options)
-            results[problem].update(grid)
-            first = next(iter(grid[group[0]].values()))
-            print(f"  [{C.timer() - start:4.0f} s] {problem.label}: M in {list(group)}, 25 pairs "
-                  f"each: compile {first.compile_time:.1f} s, run {points * first.wall_time:.1f} s",
-                  flush=True)
-        results[problem] = {m: results[problem][m] for m in config.sizes}
+        for m in config.sizes:
+            by_pair = run_pairs(env, m, key, config.horizon, config.num_runs, config.pairs,
+                                **options)
+            results[problem][m] = by_pair
+            compiled = sum(r.compile_time for r in by_pair.values())  # one program per pair
+            running = sum(r.wall_time for r in by_pair.values())
+            print(f"  [{C.timer() - start:4.0f} s] {problem.label}: M = {m}, {len(by_pair)} "
+                  f"pairs: compile {compiled:.1f} s, run {running:.1f} s", flush=True)
         tables.append(problem_table(problem, results[problem], ts_results[problem], config))
         claims += check_claims(problem, results[problem], ts_results[problem], config)
 
     heat = [m for m in config.heatmap_sizes if m in config.sizes]
+    laws = (config.references, config.perturbations)
     fig, axes = C.new_figure(len(config.problems), len(heat) + 1, width=4.2, height=3.9)
     for row, problem in enumerate(config.problems):
-        ratios = {m: ratio_matrix(results[problem][m], ts_results[problem])
+        ratios = {m: ratio_matrix(results[problem][m], ts_results[problem], *laws)
                   for m in config.sizes}
         vmax = max(2.0, float(np.nanmax([ratios[m] for m in heat])))
         for col, m in enumerate(heat):
             image = draw_heatmap(axes[row, col], ratios[m],
-                                 f"{problem.label}, M = {m}: regret / TS", vmax)
+                                 f"{problem.label}, M = {m}: regret / TS", vmax, *laws)
         fig.colorbar(image, ax=axes[row, len(heat) - 1], fraction=0.046, pad=0.04)
-        draw_lines(axes[row, -1], ratios, f"{problem.label}: regret / TS against M")
+        draw_lines(axes[row, -1], ratios, f"{problem.label}: regret / TS against M", *laws)
     figure = C.save_figure(fig, out / f"{NAME}.png")
 
     seconds = C.timer() - start
@@ -393,6 +380,12 @@ def main(argv: Sequence[str] | None = None) -> C.Report:
              "same claims on fewer, smaller problems. Comparisons are paired run by run with "
              "95% intervals: *not reproduced* means the data contradict the claim beyond noise, "
              "*not decidable here* that the intervals straddle it.")
+    if config.pairs != PAIRS:
+        intro += (f" Laws at this scale: the {len(config.references)} x "
+                  f"{len(config.perturbations)} sub-grid of references ("
+                  f"{', '.join(LAW_NAMES[r] for r in config.references)}) x perturbations ("
+                  f"{', '.join(LAW_NAMES[p] for p in config.perturbations)}), one program per "
+                  "pair.")
     return C.finish(NAME, TITLE, intro, tables, claims, figure, out, args, seconds,
                     data={"results": results, "ts": ts_results, "config": config})
 

@@ -21,12 +21,10 @@ bandit as the authors run it: a fixed set of K arms with entries uniform in
 * **(c)** the regret curves at M = 8.
 
 ``ensemble_size`` and the reference law are static fields of the library agents (they set
-shapes or select code), so a literal grid compiles one program per (variant, M). This script
-runs the sweepable twins of :mod:`_sweepable` instead, which play exactly the library agents'
-actions (``tests/test_reproduce.py`` checks it run by run), so that one compiled program covers
-every M and both references: three programs for panel (a), two per (d, K) in panel (b). Runs are
-common random numbers (run r of every agent sees the same instance and noise), so gaps are
-measured run by run. Run it from the repository root::
+shapes or select code): each variant's sizes are one ``jb.sweep`` over ``ensemble_size``, which
+compiles one program per (variant, M), and every grid point's runs equal ``jb.simulate``'s with
+that M bit for bit. Runs are common random numbers (run r of every agent sees the same instance
+and noise), so gaps are measured run by run. Run it from the repository root::
 
     python benchmarks/reproduce/ensemble_pp_fig2.py                  # --scale small, minutes on CPU
     python benchmarks/reproduce/ensemble_pp_fig2.py --scale paper    # d = 50, K = 10,000, GPU
@@ -47,7 +45,6 @@ if str(_HERE) not in sys.path:
     sys.path.insert(0, str(_HERE))
 
 import _common as C  # noqa: E402  (puts the repository root on sys.path)
-import _sweepable  # noqa: E402
 import jax  # noqa: E402
 import numpy as np  # noqa: E402
 
@@ -57,8 +54,8 @@ from jaxbandits.results import Result  # noqa: E402
 NAME = "ensemble_pp_fig2"
 TITLE = "Ensemble++ Figure 2: regret against ensemble size M, and the M that matches TS"
 
-#: label -> (description, the library agent ``(M, reg, noise_std) -> Agent``). The runs use the
-#: sweepable twins of these agents (see :class:`Runner`), which play the same actions.
+#: label -> (description, the library agent ``(M, reg, noise_std) -> Agent``); :class:`Runner`
+#: sweeps each over ``ensemble_size``.
 VARIANTS = {
     "ES++": ("Ensemble++ (Gaussian ref., Sphere pert.)",
              lambda m, reg, noise: jb.make_agent("ensemble-pp", ensemble_size=m, reg=reg,
@@ -73,8 +70,6 @@ VARIANTS = {
                                                        reg=reg, noise_std=noise)),
 }
 TS_LABEL = "TS (exact)"
-#: the reference law of each ``ensemble-pp`` variant (the perturbation is always Sphere)
-REFERENCE_OF = {"ES++": "gaussian", "ES": "coordinate"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,8 +85,6 @@ class Config:
       tolerance: the matching tolerance, a fraction of T (the paper's 0.02).
       curve_size: the M of panel (c).
       chunk_size, num_records: runner options (see :func:`_common.run_options`).
-      memory_gib: the memory one sweep may use (a rough estimate decides how many ensemble
-        sizes go in one ``jb.sweep``; the paper's K = 10,000 arms need several).
     """
 
     dim: int
@@ -106,11 +99,10 @@ class Config:
     curve_size: int = 8
     chunk_size: int = 500
     num_records: int = 50
-    memory_gib: float = 4.0
 
 
 SCALES = {
-    # tiny: the smoke test's sizes; three programs (ES++ and ES, Lu-VR, TS)
+    # tiny: the smoke test's sizes; seven programs (ES++, ES and Lu-VR at each M, TS)
     "tiny": Config(dim=3, num_arms=8, horizon=100, num_runs=8, sizes=(2, 4), dims_b=(3,),
                    arms_b=(8,), curve_size=4, chunk_size=100, num_records=20),
     "small": Config(dim=20, num_arms=1000, horizon=500, num_runs=200,
@@ -138,24 +130,23 @@ def bayes_reg(env) -> float:
 class Runner:
     """Runs (and caches) TS and the ensembles on ``russo`` instances with common random numbers.
 
-    Every ensemble variant runs all ``sizes`` at once: a sweep over ``size_id`` of the sweepable
-    twin of its library agent (:mod:`_sweepable`), in groups small enough for ``memory_gib``.
-    ES++ and ES are one agent with ``reference_id`` 0 or 1, so they share one program. Results
-    are cached by ``(d, K, label, M)``, so panel (b) reuses panel (a)'s points.
+    Every ensemble variant runs all ``sizes`` at once: one ``jb.sweep`` of its library agent
+    over ``ensemble_size`` (one program per M; ``jb.sweep`` plays the runs in fixed blocks, so
+    memory stays bounded whatever the grid). Results are cached by ``(d, K, label, M)``, so
+    panel (b) reuses panel (a)'s points.
     """
 
     def __init__(self, key: jax.Array, horizon: int, num_runs: int, sizes: Sequence[int],
                  chunk_size: int = 500, num_records: int = 50, progress: bool | None = None,
-                 memory_gib: float = 4.0, log=None):
+                 log=None):
         self.key, self.horizon, self.num_runs = key, horizon, num_runs
         self.sizes = tuple(sorted(int(m) for m in sizes))
         self.options = C.run_options(horizon, chunk_size, num_records, progress=progress)
-        self.memory_gib = memory_gib
         self.log = log or (lambda message: None)
         self.cache: dict[tuple, Result] = {}
 
     def _report(self, what: str, results: Sequence[Result]) -> None:
-        compiled = max(r.compile_time for r in results)
+        compiled = sum(r.compile_time for r in results)  # one program per result here
         running = sum(r.wall_time for r in results)
         self.log(f"{what}: compile {compiled:.1f} s, run {running:.1f} s")
 
@@ -171,24 +162,11 @@ class Runner:
             self.cache[cache_key] = result
         return self.cache[cache_key]
 
-    def sweepable(self, variant: str, env):
-        """The sweepable twin of ``VARIANTS[variant]``'s agent over ``sizes`` (and its fixed
-        fields): ``(agent, {field: value})``."""
-        reg, noise = bayes_reg(env), float(env.noise_std)
-        if variant in REFERENCE_OF:
-            agent = _sweepable.switched_ensemble_pp(
-                self.sizes, references=tuple(REFERENCE_OF.values()), perturbations=("sphere",),
-                reg=reg, noise_std=noise)
-            return agent.replace(reference_id=list(REFERENCE_OF).index(variant))
-        if variant == "ES (Lu-VR)":
-            return _sweepable.sized_ensemble_sampling(self.sizes, reg=reg, noise_std=noise)
-        raise ValueError(f"unknown variant {variant!r}; expected one of {list(VARIANTS)}")
-
-    def points_per_sweep(self, dim: int, num_arms: int) -> int:
-        """How many ensemble sizes one sweep may hold within ``memory_gib`` (a rough estimate:
-        the arm set and its scores, the factor and the ridge square root, per run)."""
-        per_run = 4 * (3 * num_arms * dim + 3 * dim * max(self.sizes) + 2 * dim * dim)
-        return max(1, int(self.memory_gib * 2**30 // (per_run * self.num_runs)))
+    def agent(self, variant: str, env):
+        """``VARIANTS[variant]``'s library agent (at the smallest size; sweeps set the size)."""
+        if variant not in VARIANTS:
+            raise ValueError(f"unknown variant {variant!r}; expected one of {list(VARIANTS)}")
+        return VARIANTS[variant][1](self.sizes[0], bayes_reg(env), float(env.noise_std))
 
     def ensemble(self, dim: int, num_arms: int, variant: str, size: int) -> Result:
         """One of :data:`VARIANTS` with ensemble size ``size`` (runs every size of the grid)."""
@@ -197,11 +175,10 @@ class Runner:
         cache_key = (dim, num_arms, variant, size)
         if cache_key not in self.cache:
             env = make_env(dim, num_arms)
-            agent = self.sweepable(variant, env)
-            results = C.sweep_values(env, agent, self.key, "size_id",
-                                     list(range(len(self.sizes))), self.horizon, self.num_runs,
-                                     max_points=self.points_per_sweep(dim, num_arms),
-                                     **self.options)
+            swept = jb.sweep(env, self.agent(variant, env), self.key,
+                             {"ensemble_size": list(self.sizes)}, self.horizon, self.num_runs,
+                             **self.options)
+            results = list(swept.values())  # in the order of the grid: ascending M
             for m, result in zip(self.sizes, results, strict=True):
                 result.name = f"{variant} M={m}"
                 self.cache[(dim, num_arms, variant, m)] = result
@@ -424,8 +401,7 @@ def main(argv: Sequence[str] | None = None) -> C.Report:
         print(f"  [{C.timer() - start:4.0f} s] {message}", flush=True)
 
     runner = Runner(key, config.horizon, config.num_runs, config.sizes, config.chunk_size,
-                    config.num_records, progress=False if args.no_progress else None,
-                    memory_gib=config.memory_gib, log=log)
+                    config.num_records, progress=False if args.no_progress else None, log=log)
 
     curves = regret_vs_size(runner, config.dim, config.num_arms, config.sizes, config.variants)
     ts = runner.ts(config.dim, config.num_arms)
@@ -452,13 +428,13 @@ def main(argv: Sequence[str] | None = None) -> C.Report:
              f"N(0, 1) noise), T = {config.horizon}, {config.num_runs} runs per point. Agents "
              "share the prior N(0, 10 I) and noise 1 (reg = 0.1); ES++ and ES are `ensemble-pp` "
              "with the Gaussian and the Coordinate reference (Sphere perturbation), ES (Lu-VR) "
-             "is `ensemble-sampling`, TS is `lin-ts` (the ensembles run as their sweepable "
-             "twins, which play the same actions; `benchmarks/reproduce/_sweepable.py`). Seed-001 "
-             "section 3, E1-E2. The paper's setting is d = 50, K = 10,000, T = 1000 and M up "
-             "to 1024 (`--scale paper`); the smaller scales test the same claims on a smaller "
-             "problem, where the ensemble sizes needed are smaller too. Verdicts on gaps use "
-             "the 95% interval of the run-by-run difference: *not reproduced* means the interval "
-             "contradicts the claim, *not decidable here* that it straddles the threshold.")
+             "is `ensemble-sampling`, TS is `lin-ts` (each ensemble variant is one `jb.sweep` "
+             "over `ensemble_size`). Seed-001 section 3, E1-E2. The paper's setting is d = 50, "
+             "K = 10,000, T = 1000 and M up to 1024 (`--scale paper`); the smaller scales test "
+             "the same claims on a smaller problem, where the ensemble sizes needed are smaller "
+             "too. Verdicts on gaps use the 95% interval of the run-by-run difference: *not "
+             "reproduced* means the interval contradicts the claim, *not decidable here* that it "
+             "straddles the threshold.")
     return C.finish(NAME, TITLE, intro, tables, claims, figure, out, args, seconds,
                     data={"minimal": minimal, "gaps": gaps, "config": config, "curves": curves,
                           "ts": ts, "runner": runner})

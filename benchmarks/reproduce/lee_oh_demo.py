@@ -27,10 +27,10 @@ perturbation scale.
   instance), at both calibrations.
 
 Numeric fields (``perturb_std``, LinTS's ``noise_std``) are swept with ``jb.sweep`` (one
-compilation for every calibration). ``ensemble_size`` is static in ``lin-es``; E2 and E3 run its
-sweepable twin ``_sweepable.SizedLinES``, which plays exactly ``lin-es``'s actions for each m
-(members are keyed by their index), so one program covers every m and both calibrations. ``dim``
-is static: E3 compiles one program per (agent, d). Not run: Janz et al.'s ES of E4 and the
+compilation for every calibration). ``ensemble_size`` is static in ``lin-es``: E2 runs every m
+and both calibrations in one ``jb.sweep`` of ``lin-es``, which compiles one program per m (each
+grid point's runs equal ``jb.simulate``'s bit for bit). ``dim`` is static: E3 compiles one
+program per (agent, d). Not run: Janz et al.'s ES of E4 and the
 perturbation laws of E5 (no such agents in the library yet). Run it from the repository root::
 
     python benchmarks/reproduce/lee_oh_demo.py                  # --scale small, minutes on CPU
@@ -52,7 +52,6 @@ if str(_HERE) not in sys.path:
     sys.path.insert(0, str(_HERE))
 
 import _common as C  # noqa: E402  (puts the repository root on sys.path)
-import _sweepable  # noqa: E402
 import jax  # noqa: E402
 import matplotlib.ticker  # noqa: E402
 import numpy as np  # noqa: E402
@@ -147,8 +146,7 @@ def make_env(dim: int, num_arms: int, noise_std: float):
 def build_agent(name: str, config: Config, horizon: int, size: int = 0):
     """``(agent, field)``: the agent and the numeric field that carries sigma_R (or None).
 
-    ``"ES"`` is ``lin-es`` with m = ``size`` (uniform selection); the runs use
-    :func:`es_agent`, its sweepable twin.
+    ``"ES"`` is ``lin-es`` with m = ``size`` (uniform selection).
     """
     if name == "ES":
         return jb.make_agent("lin-es", ensemble_size=size, reg=config.reg, prior_scale=1.0,
@@ -168,11 +166,6 @@ def build_agent(name: str, config: Config, horizon: int, size: int = 0):
                              delta=config.delta, param_bound=config.param_bound,
                              explore_scale=1.0), None
     raise ValueError(f"unknown agent {name!r}")
-
-
-def es_agent(config: Config, sizes: Sequence[int]):
-    """``lin-es`` (uniform selection) with m in ``sizes`` as the sweepable index ``size_id``."""
-    return _sweepable.sized_lin_es(sizes, reg=config.reg, prior_scale=1.0, selection="uniform")
 
 
 def run_scales(env, agent, field: str | None, scales: Sequence[float], key: jax.Array,
@@ -208,18 +201,18 @@ def run_e1_e2(config: Config, key: jax.Array, progress: bool | None, log) -> dic
             f"{results[0].compile_time:.1f} s)")
         return dict(zip(CALIBRATIONS, results, strict=True))
 
-    # every m and both calibrations in one program
+    # every m and both calibrations in one sweep (one program per m)
     sizes = tuple(config.ensemble_sizes)
-    swept = jb.sweep(env, es_agent(config, sizes), key,
-                     {"size_id": list(range(len(sizes))), "perturb_std": scales},
+    es, _ = build_agent("ES", config, config.horizon, sizes[0])
+    swept = jb.sweep(env, es, key, {"ensemble_size": list(sizes), "perturb_std": scales},
                      config.horizon, config.num_runs, **options)
-    results = iter(swept.values())
+    results = iter(swept.values())  # grid order: m, then the calibration
     for m in sizes:
         out["ES"][m] = {cal: next(results) for cal in CALIBRATIONS}
         for cal, result in out["ES"][m].items():
             result.name = f"ES m={m}, {cal}"
-    first = out["ES"][sizes[0]]["theory"]
-    log(f"E2 ES m in {list(sizes)} (compile {first.compile_time:.1f} s)")
+    compiled = sum(out["ES"][m]["theory"].compile_time for m in sizes)  # one program per m
+    log(f"E2 ES m in {list(sizes)} (compile {compiled:.1f} s)")
     for name in ("ES-RR", "LinPHE-buffer", "LinPHE", "LinTS", "LinUCB"):
         if name == "LinPHE" and not config.per_arm_phe:
             out[name] = out["LinPHE-buffer"]
@@ -239,9 +232,8 @@ def run_e3_e4(config: Config, key: jax.Array, progress: bool | None, log) -> dic
         env = make_env(d, config.scaling_arms, config.noise_std)
         scales = [beta(config, d, t) for t in horizons] + [config.noise_std]
         for name in config.scaling_agents:
+            # ES: E2's program when the sizes match (the tiny scale)
             agent, field = build_agent(name, config, t_max, config.scaling_size)
-            if name == "ES":  # E2's program when the sizes match (the tiny scale)
-                agent = es_agent(config, (config.scaling_size,))
             results = run_scales(env, agent, field, scales, key, t_max, config.scaling_runs,
                                  **options)
             out[(name, d)] = {"theory": dict(zip(horizons, results[:-1], strict=True)),
