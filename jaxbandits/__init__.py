@@ -7,10 +7,22 @@ jitted program of ``lax.scan`` over rounds and ``vmap`` over runs.
 
 from jaxbandits import agents, envs, linalg, nets
 from jaxbandits.checkpoint import CheckpointError
-from jaxbandits.core import Agent, Context, Env, Feedback, Spec
-from jaxbandits.plotting import plot_regret
-from jaxbandits.registry import agent_names, env_names, make_agent, make_env
-from jaxbandits.results import Result, ResultWriter
+from jaxbandits.core import Agent, Assumptions, Context, Env, Feedback, Spec
+from jaxbandits.registry import (
+    agent_names,
+    default_agent_names,
+    env_names,
+    make_agent,
+    make_env,
+    well_specified,
+)
+from jaxbandits.results import (
+    Result,
+    ResultWriter,
+    common_random_numbers,
+    environment_info,
+    paired_difference,
+)
 from jaxbandits.simulate import (
     compare,
     default_block_runs,
@@ -24,6 +36,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Agent",
+    "Assumptions",
     "CheckpointError",
     "Context",
     "Env",
@@ -33,17 +46,36 @@ __all__ = [
     "Spec",
     "agent_names",
     "agents",
+    "common_random_numbers",
     "compare",
+    "default_agent_names",
     "default_block_runs",
     "env_names",
+    "environment_info",
     "envs",
     "linalg",
     "log_spaced_steps",
     "make_agent",
     "make_env",
     "nets",
+    "paired_difference",
     "plot_regret",
     "simulate",
     "sweep",
     "use_cpu_cores",
+    "well_specified",
 ]
+
+
+def __getattr__(name: str):
+    # plot_regret is imported on first use: importing jaxbandits (or jaxbandits.results) never
+    # imports jaxbandits.plotting, nor matplotlib through it.
+    if name == "plot_regret":
+        from jaxbandits.plotting import plot_regret
+
+        return plot_regret
+    raise AttributeError(f"module 'jaxbandits' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | {"plot_regret"})

@@ -34,7 +34,9 @@ from flax import struct
 
 __all__ = [
     "ACTION_KINDS",
+    "AUTO_BUFFER",
     "Agent",
+    "Assumptions",
     "Context",
     "Env",
     "Feedback",
@@ -50,6 +52,10 @@ __all__ = [
     "field_kinds",
     "float_dtype",
 ]
+
+#: Rows of the ring buffer an agent with ``buffer_size=None`` keeps on an arm set that changes
+#: between rounds (2,000: seed-002's horizon and buffer, so the whole history of shorter runs).
+AUTO_BUFFER = 2000
 
 ActionKind = Literal["index", "pair", "vector"]
 ACTION_KINDS: tuple[str, ...] = ("index", "pair", "vector")
@@ -80,6 +86,42 @@ class Spec:
     feedback_kind: str = struct.field(pytree_node=False, default="reward")
     replay: bool = struct.field(pytree_node=False, default=False)
     fixed_arms: bool = struct.field(pytree_node=False, default=False)
+
+
+@dataclasses.dataclass(frozen=True)
+class Assumptions:
+    """What an agent must assume about an environment to be well specified (None: not stated).
+
+    An environment states them (:meth:`Env.assumptions`); an agent maps them onto the fields it
+    has (:meth:`Agent.assume`); ``jb.make_agent(name, env=env)`` applies them to the fields the
+    user did not set.
+
+    Attributes:
+      noise_std: sigma, the (sub-)Gaussian scale of a reward around its mean (1/2 for rewards
+        in [0, 1], which are 1/2-sub-Gaussian).
+      prior_var: sigma_0^2, the variance of each coordinate of theta* under the instance
+        distribution: ``N(0, sigma_0^2 I)`` exactly, or the isotropic Gaussian with theta*'s
+        second moment (``1/d`` for a uniform unit vector). None when there is no linear
+        parameter.
+      param_bound: S, a bound on ``||theta*||`` (exact for a unit vector; for a Gaussian prior
+        the 99% quantile ``sigma_0 (sqrt(d) + sqrt(2 ln 100))``). None when unknown.
+    """
+
+    noise_std: float | None = None
+    prior_var: float | None = None
+    param_bound: float | None = None
+
+    @classmethod
+    def gaussian_prior(cls, noise_std: float, prior_var: float, dim: int) -> Assumptions:
+        """theta* ~ N(0, prior_var I) in R^dim, rewards with noise scale ``noise_std``."""
+        bound = math.sqrt(prior_var) * (math.sqrt(dim) + math.sqrt(2.0 * math.log(100.0)))
+        return cls(noise_std=float(noise_std), prior_var=float(prior_var), param_bound=bound)
+
+    @classmethod
+    def sphere_prior(cls, noise_std: float, radius: float, dim: int) -> Assumptions:
+        """theta* uniform on the sphere of ``radius`` in R^dim (covariance radius^2 / dim I)."""
+        return cls(noise_std=float(noise_std), prior_var=float(radius) ** 2 / dim,
+                   param_bound=float(radius))
 
 
 @struct.dataclass
@@ -121,9 +163,20 @@ class Env(struct.PyTreeNode):
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
     paper: ClassVar[str] = ""
+    #: the agent families whose model fits this environment: ``jaxbandits run`` plays the
+    #: registered agents of these families (that can act on it) by default.
+    agent_families: ClassVar[tuple[str, ...]] = ("baseline", "linear")
 
     def spec(self) -> Spec:
         raise NotImplementedError
+
+    def assumptions(self) -> Assumptions:
+        """What an agent must assume to be well specified here (see :class:`Assumptions`).
+
+        The default states only the environment's ``noise_std`` field, if it has one.
+        """
+        noise = getattr(self, "noise_std", None)
+        return Assumptions(noise_std=None if noise is None else float(noise))
 
     def init(self, key: jax.Array) -> PyTree:
         """Draws one problem instance (theta*, the arm pool, a data order...)."""
@@ -164,6 +217,43 @@ class Agent(struct.PyTreeNode):
     paper: ClassVar[str] = ""
     family: ClassVar[str] = ""
     action_kinds: ClassVar[tuple[str, ...]] = ("index",)
+    #: ``reg`` is the prior precision relative to the noise (a ridge prior ``N(0, noise_std^2 /
+    #: reg I)``), so the well-specified value is ``noise_std^2 / prior_var``.
+    reg_is_prior: ClassVar[bool] = False
+    #: ``perturb_std`` perturbs rewards as the noise would, so the well-specified value is the
+    #: noise scale (ensemble sampling, perturbed history).
+    perturb_is_noise: ClassVar[bool] = False
+
+    @property
+    def model_family(self) -> str:
+        """The family of the model this agent fits (a wrapper answers for what it wraps)."""
+        return self.family
+
+    def assume(self, assumptions: Assumptions, spec: Spec,
+               horizon: int | None = None) -> dict[str, Any]:
+        """``{field: value}`` that make this agent well specified for an environment with
+        ``assumptions`` and ``spec``, over ``horizon`` rounds if known (only fields it has).
+
+        The shared field names map one way for every agent: ``noise_std`` <- sigma,
+        ``param_bound`` <- S, ``reg`` <- sigma^2 / sigma_0^2 where ``reg_is_prior``,
+        ``perturb_std`` <- sigma where ``perturb_is_noise``, and an unset ``buffer_size`` on an
+        arm set that changes <- ``min(horizon, AUTO_BUFFER)`` (the whole history of runs up to
+        2,000 rounds). Subclasses with other meanings override it.
+        """
+        have = field_kinds(type(self))
+        a, values = assumptions, {}
+        if "noise_std" in have and a.noise_std is not None:
+            values["noise_std"] = a.noise_std
+        if "param_bound" in have and a.param_bound is not None:
+            values["param_bound"] = a.param_bound
+        if self.reg_is_prior and "reg" in have and a.noise_std and a.prior_var:
+            values["reg"] = a.noise_std**2 / a.prior_var
+        if self.perturb_is_noise and "perturb_std" in have and a.noise_std is not None:
+            values["perturb_std"] = a.noise_std
+        if ("buffer_size" in have and self.buffer_size is None and horizon
+                and not spec.fixed_arms and spec.action_kind == "index"):
+            values["buffer_size"] = int(min(horizon, AUTO_BUFFER))
+        return values
 
     def init(self, key: jax.Array, spec: Spec) -> PyTree:
         raise NotImplementedError
@@ -180,6 +270,18 @@ class Agent(struct.PyTreeNode):
         feedback: Feedback,
     ) -> PyTree:
         raise NotImplementedError
+
+    def warmup_rounds(self, spec: Spec) -> int:
+        """The rounds of forced exploration before the agent's own rule acts on ``spec`` (a
+        ``warmup`` field; -1 means one round per arm). The runner warns when it exceeds the
+        horizon. 0 for agents without a warm-up; array-valued (swept) warm-ups give their max."""
+        warmup = getattr(self, "warmup", None)
+        if warmup is None:
+            return 0
+        values = np.ravel(np.asarray(warmup))
+        if values.size == 0:
+            return 0
+        return int(max(spec.num_arms if v < 0 else v for v in values.tolist()))
 
     def validate(self) -> None:
         """Raises ``ValueError`` naming the field when a setting has the wrong type or is out of

@@ -1,8 +1,13 @@
 """Regret curves (CTR curves for replay results) of several results with 95% confidence bands,
-written as PNG."""
+written as PNG.
+
+This module depends on :mod:`jaxbandits.results`, never the reverse: reading and reducing results
+never imports matplotlib.
+"""
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -11,6 +16,11 @@ import numpy as np
 from jaxbandits.results import Result
 
 __all__ = ["plot_regret"]
+
+# Line styles cycled together with the colours (10 x 4: 20 distinct pairs), so that curves stay
+# distinguishable where they overlap (a dashed line over a solid one shows both) and in greyscale.
+_LINE_STYLES = ("-", "--", "-.", ":")
+_BAND_NOTE = "shaded: 95% CI of the mean"
 
 
 def plot_regret(
@@ -23,8 +33,13 @@ def plot_regret(
     band: bool = True,
     title: str | None = None,
     ax=None,
+    note: str | None = None,
 ):
     """Plots the mean cumulative ``metric`` of each result against rounds, with its 95% band.
+
+    Curve ``i`` (counting the lines already on ``ax``) gets colour ``C{i % 10}`` and line style
+    solid, dashed, dash-dot, dotted in turn, so identical curves remain visible. The bands are
+    95% Student-t confidence intervals of the mean over runs; the legend says so.
 
     Args:
       results: ``{label: Result}`` (as returned by ``compare`` / ``sweep``), a list, or one result.
@@ -36,15 +51,22 @@ def plot_regret(
       band: shade the 95% Student-t confidence band of the mean.
       title: the axes' title.
       ax: an existing matplotlib axes to draw on.
+      note: a second, smaller line under the title (such as the settings that were overridden).
 
     Returns:
       The matplotlib figure.
+
+    Example::
+
+        results = jb.compare(env, agents, key, 1_000, 20)
+        jb.plot_regret(results, "regret.png", log_x=True, note="explore_scale=0.5")
     """
     import matplotlib
 
     if ax is None:
         matplotlib.use("Agg", force=False) if matplotlib.get_backend() == "" else None
     import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
 
     if isinstance(results, Result):
         results = {results.name or "agent": results}
@@ -60,12 +82,16 @@ def plot_regret(
         fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=120)
     else:
         fig = ax.figure
-    for label, result in results.items():
+    first, banded = len(ax.lines), False
+    for i, (label, result) in enumerate(results.items(), start=first):
         steps = np.asarray(result.steps)
-        (line,) = ax.plot(steps, result.mean(metric), label=f"{label} (n={result.num_runs})")
+        (line,) = ax.plot(steps, result.mean(metric), color=f"C{i % 10}",
+                          linestyle=_LINE_STYLES[i % len(_LINE_STYLES)], linewidth=1.6,
+                          label=f"{label} (n={result.num_runs})")
         if band and result.num_runs > 1:
             lower, upper = result.confidence_band(metric)
             ax.fill_between(steps, lower, upper, color=line.get_color(), alpha=0.2, linewidth=0)
+            banded = True
     replay = any(r.replay for r in results.values())
     ax.set_xlabel("logged events t" if replay else "round t")
     ax.set_ylabel({"regret": "cumulative regret", "reward": "cumulative reward",
@@ -75,10 +101,15 @@ def plot_regret(
         ax.set_xscale("log")
     if log_y:
         ax.set_yscale("log")
-    if title:
+    if note:
+        ax.set_title("\n".join(([title] if title else []) + textwrap.wrap(note, 90)), fontsize=10)
+    elif title:
         ax.set_title(title)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    handles, _ = ax.get_legend_handles_labels()
+    if banded:  # one legend entry explains the bands
+        handles.append(Patch(facecolor="0.5", alpha=0.3, label=_BAND_NOTE))
+    ax.legend(handles=handles, fontsize=8)
     fig.tight_layout()
     if path is not None:
         path = Path(path)

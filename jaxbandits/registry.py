@@ -16,11 +16,13 @@ __all__ = [
     "AGENTS",
     "ENVS",
     "agent_names",
+    "default_agent_names",
     "env_names",
     "make_agent",
     "make_env",
     "register_agent",
     "register_env",
+    "well_specified",
 ]
 
 ENVS: dict[str, type[Env]] = {}
@@ -48,14 +50,69 @@ def make_env(name: str, **overrides: Any) -> Env:
     return _make(ENVS, name, "environment", overrides)
 
 
-def make_agent(name: str, **overrides: Any) -> Agent:
+def make_agent(name: str, *, env: Env | None = None, horizon: int | None = None,
+               **overrides: Any) -> Agent:
     """Builds the agent registered as ``name`` with field ``overrides``; validates it.
 
     Sizes come from the environment's spec at ``init``, so no dimensions are needed::
 
         agent = jb.make_agent("lin-ts", explore_scale=0.5)
+
+    With ``env``, the agent is made **well specified** for it: every field the environment's
+    :meth:`~jaxbandits.Env.assumptions` determine (the noise scale, the prior's precision
+    ``reg = noise_std^2 / prior_var``, the parameter-norm bound, a horizon-sized ring buffer on
+    changing arm sets when ``horizon`` is given; see :meth:`~jaxbandits.Agent.assume`) takes the
+    environment's value unless ``overrides`` sets it; an agent that cannot act on ``env`` raises
+    ``ValueError``. :func:`well_specified` shows the values taken::
+
+        env = jb.make_env("russo")                         # noise 1, theta* ~ N(0, 10 I)
+        agent = jb.make_agent("lin-ts", env=env)           # noise_std=1.0, reg=0.1
     """
-    return _make(AGENTS, name, "agent", overrides)
+    if env is None:
+        if horizon is not None:
+            raise ValueError("make_agent: horizon is used only with env= (it sizes buffers)")
+        return _make(AGENTS, name, "agent", overrides)
+    agent = _make(AGENTS, name, "agent", overrides)
+    spec = env.spec()
+    if spec.action_kind not in agent.action_kinds:
+        raise ValueError(f"agent {name!r} cannot act on environment {env.name!r} "
+                         f"({spec.action_kind!r} actions; it plays {agent.action_kinds})")
+    assumed = {f: v for f, v in well_specified(agent, env, horizon).items() if f not in overrides}
+    if not assumed:
+        return agent
+    agent = agent.replace(**assumed)
+    agent.validate()
+    return agent
+
+
+def well_specified(agent: Agent, env: Env, horizon: int | None = None) -> dict[str, Any]:
+    """``{field: value}`` that make ``agent`` well specified for ``env`` (over ``horizon``
+    rounds, if given): the environment's assumptions mapped onto the fields the agent has
+    (:meth:`~jaxbandits.Agent.assume`), only where they differ from the agent's values.
+
+    Example::
+
+        jb.well_specified(jb.make_agent("lin-ts"), jb.make_env("russo"))
+        # {'noise_std': 1.0, 'reg': 0.1}
+    """
+    if horizon is not None and (isinstance(horizon, bool) or not isinstance(horizon, int)
+                                or horizon < 1):
+        raise ValueError(f"horizon must be a positive integer, got {horizon!r}")
+    values = agent.assume(env.assumptions(), env.spec(), horizon)
+    return {f: v for f, v in values.items() if not _same(getattr(agent, f), v)}
+
+
+def default_agent_names(env: Env) -> list[str]:
+    """The registered agents that ``jaxbandits run`` plays on ``env`` by default: those whose
+    model family (:attr:`~jaxbandits.Agent.model_family`) is among the environment's
+    ``agent_families`` and that can act on its action set, in registration order."""
+    kind, families = env.spec().action_kind, env.agent_families
+    names = []
+    for name, cls in AGENTS.items():
+        agent = cls()
+        if agent.model_family in families and kind in agent.action_kinds:
+            names.append(name)
+    return names
 
 
 def env_names() -> list[str]:
@@ -66,6 +123,15 @@ def env_names() -> list[str]:
 def agent_names(family: str | None = None) -> list[str]:
     """Registered agent names (of one ``family`` if given), in registration order."""
     return [n for n, c in AGENTS.items() if family is None or c.family == family]
+
+
+def _same(current: Any, value: Any) -> bool:
+    if isinstance(current, Agent) or isinstance(value, Agent):
+        return current == value
+    try:
+        return bool(current == value)
+    except (TypeError, ValueError):  # arrays (a swept leaf)
+        return False
 
 
 def _register(table: dict[str, type], cls: type[T], what: str) -> type[T]:

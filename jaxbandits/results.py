@@ -15,6 +15,10 @@ Replay environments (logged data, ``Spec.replay``) have no regret: their results
 cumulative number of accepted rounds, and their headline metric (:attr:`Result.default_metric`,
 used by :meth:`Result.final`, :meth:`Result.mean`, the plots and the command line) is the
 click-through rate ``CTR = reward over accepted rounds / accepted rounds`` instead of regret.
+
+Every result also records how it was made (:attr:`Result.run_info`: versions, devices, sizes,
+key; see :func:`environment_info`). :func:`paired_difference` compares two results of common
+random numbers run by run. This module never imports :mod:`jaxbandits.plotting` nor matplotlib.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import json
 import math
 import zipfile
 import zlib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +37,15 @@ from numpy.lib import format as npy_format
 
 from jaxbandits import _io
 
-__all__ = ["Result", "ResultWriter", "config_of", "t_quantile"]
+__all__ = [
+    "Result",
+    "ResultWriter",
+    "common_random_numbers",
+    "config_of",
+    "environment_info",
+    "paired_difference",
+    "t_quantile",
+]
 
 # Two-sided 95% Student-t quantiles t_{0.975, df} for df = 1..30; beyond, the normal 1.96.
 _T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
@@ -62,6 +75,8 @@ class Result:
       name: a label (the agent's name, or a grid point's).
       env_config / agent_config: the configuration of the environment and the agent.
       extras: any other metadata (key, horizon, devices...).
+      run_info: a record of how the result was made (JSON object): the versions and devices
+        of :func:`environment_info`, the run's sizes and key, and the caller's own entries.
     """
 
     steps: np.ndarray
@@ -74,6 +89,7 @@ class Result:
     env_config: dict[str, Any] = dataclasses.field(default_factory=dict)
     agent_config: dict[str, Any] = dataclasses.field(default_factory=dict)
     extras: dict[str, Any] = dataclasses.field(default_factory=dict)
+    run_info: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     @property
     def num_runs(self) -> int:
@@ -171,12 +187,44 @@ class Result:
         lower, upper = _band(mean, std, count)
         return float(mean[-1]), float((upper[-1] - lower[-1]) / 2)
 
-    def plot(self, path: str | Path | None = None, **kwargs):
-        """Plots this result's regret (replay: CTR) curve (see
-        :func:`jaxbandits.plotting.plot_regret`)."""
-        from jaxbandits.plotting import plot_regret
+    def to_dataframe(self, metrics: str | Sequence[str] | None = None):
+        """The curves as a tidy pandas DataFrame with columns ``run, step, metric, value``.
 
-        return plot_regret({self.name or "agent": self}, path=path, **kwargs)
+        One row per run, recorded step and metric (``runs * S * len(metrics)`` rows, ordered by
+        metric, run, step); ``value`` is float64, ``metric`` a categorical. Everything is read
+        into memory.
+
+        Args:
+          metrics: a metric name or a sequence of them (see :meth:`mean`); default
+            ``("regret", "reward")``, or for replay results ``("ctr", "reward", "accepted")``
+            (their regret is always 0).
+
+        Raises:
+          ImportError: pandas is not installed (``pip install pandas``).
+
+        Example::
+
+            df = result.to_dataframe()
+            df[df.metric == "regret"].groupby("step").value.mean()
+        """
+        try:
+            import pandas as pd
+        except ImportError as err:
+            raise ImportError("Result.to_dataframe needs pandas: pip install pandas") from err
+        if metrics is None:
+            metrics = ("ctr", "reward", "accepted") if self.replay else ("regret", "reward")
+        metrics = [metrics] if isinstance(metrics, str) else list(metrics)
+        if not metrics or len(set(metrics)) != len(metrics):
+            raise ValueError(f"metrics must be distinct metric names, got {metrics!r}")
+        values = [self._metric(m).ravel() for m in metrics]  # each (runs * S,), run-major
+        steps = np.asarray(self.steps, np.int64)
+        runs, size = self.num_runs, steps.size
+        return pd.DataFrame({
+            "run": np.tile(np.repeat(np.arange(runs, dtype=np.int64), size), len(metrics)),
+            "step": np.tile(steps, runs * len(metrics)),
+            "metric": pd.Categorical(np.repeat(metrics, runs * size), categories=metrics),
+            "value": np.concatenate(values),
+        })
 
     # ---------------------------------------------------------------------------- persistence
 
@@ -314,7 +362,8 @@ class ResultWriter:
     def finish(self, **result_fields) -> Result:
         """Flushes and closes the curves, writes ``<path>.steps.npy`` then ``<path>.json`` (with
         ``result_fields``: ``name``, ``wall_time``, ``compile_time``, ``env_config``,
-        ``agent_config``, ``extras``) atomically, and returns the memory-mapped :class:`Result`."""
+        ``agent_config``, ``extras``, ``run_info``) atomically, and returns the memory-mapped
+        :class:`Result`."""
         unknown = sorted(set(result_fields) - set(_META_TYPES))
         if unknown:
             raise TypeError(f"unknown result fields {unknown}; allowed: {sorted(_META_TYPES)}")
@@ -349,6 +398,129 @@ class ResultWriter:
         return self._rows
 
 
+# ------------------------------------------------------------------- comparisons and provenance
+
+
+def common_random_numbers(a: Result, b: Result) -> bool:
+    """Whether run ``r`` of ``a`` and of ``b`` saw the same instance, contexts and noise.
+
+    True when both record the same key (``extras["key"]``), horizon, recorded steps, number of
+    runs and environment configuration, as the results of one :func:`~jaxbandits.compare` or
+    :func:`~jaxbandits.sweep` over agent fields do.
+    """
+    return _crn_mismatch(a, b) is None
+
+
+def paired_difference(a: Result, b: Result, metric: str | None = None) -> tuple[float, float]:
+    """``(mean, half-width)``: the mean over runs of ``a``'s final ``metric`` minus ``b``'s in
+    the same run, and the half-width of its 95% Student-t confidence interval.
+
+    With common random numbers the run-by-run differences cancel the variation of the instances
+    and the noise, so the interval is usually much narrower than the unpaired one built from
+    :meth:`Result.final` of each. The half-width is nan for a single run.
+
+    Args:
+      a / b: results with common random numbers (see :func:`common_random_numbers`).
+      metric: see :meth:`Result.mean`; default: :attr:`Result.default_metric` (both must agree).
+
+    Raises:
+      ValueError: the results are not common random numbers (saying why), or the metric
+        does not apply.
+
+    Example::
+
+        results = jb.compare(env, {"lin-ts": ts, "lin-ucb": ucb}, key, 1_000, 50)
+        diff, half = paired_difference(results["lin-ts"], results["lin-ucb"])   # regret
+    """
+    reason = _crn_mismatch(a, b)
+    if reason is not None:
+        raise ValueError(f"paired_difference needs common random numbers: {reason}")
+    if metric is None and a.default_metric != b.default_metric:
+        raise ValueError(f"the default metrics differ ({a.default_metric!r}, "
+                         f"{b.default_metric!r}); pass metric=")
+    last = slice(-1, None)
+    diff = np.concatenate(list(a._metric_blocks(metric, last)))[:, 0] \
+        - np.concatenate(list(b._metric_blocks(metric, last)))[:, 0]
+    n = diff.size
+    if n < 2:
+        return float(diff.mean()), math.nan
+    return float(diff.mean()), float(t_quantile(n - 1) * diff.std(ddof=1) / math.sqrt(n))
+
+
+def _crn_mismatch(a: Result, b: Result) -> str | None:
+    """Why ``a`` and ``b`` are not common random numbers, or None if they are."""
+    for which, r in (("a", a), ("b", b)):
+        if not isinstance(r, Result):
+            raise ValueError(f"{which} must be a Result, got {type(r).__name__}")
+        if r.extras.get("key") is None:
+            return f"{which} ({r.name!r}) does not record its key (extras['key'])"
+    if a.num_runs != b.num_runs:
+        return f"the numbers of runs differ ({a.num_runs} and {b.num_runs})"
+    if a.horizon != b.horizon:
+        return f"the horizons differ ({a.horizon} and {b.horizon})"
+    if not np.array_equal(a.steps, b.steps):
+        return "the recorded steps differ"
+    if _canonical(a.extras["key"]) != _canonical(b.extras["key"]):
+        return f"the keys differ ({a.extras['key']} and {b.extras['key']})"
+    if _canonical(a.env_config) != _canonical(b.env_config):
+        return (f"the environments differ ({a.env_config.get('name', '?')!r} and "
+                f"{b.env_config.get('name', '?')!r} configurations)")
+    return None
+
+
+def _canonical(value: Any) -> str:
+    """``value`` as sorted JSON, so a tuple in memory equals the list it loads back as."""
+    return json.dumps(value, sort_keys=True, default=_jsonable)
+
+
+def environment_info(devices: Sequence[Any] | None = None) -> dict[str, Any]:
+    """The software and hardware a result was made with, as a JSON-friendly dict.
+
+    Keys: ``jaxbandits``, ``jax``, ``jaxlib``, ``numpy`` and ``python`` (versions),
+    ``platform`` (the OS), ``x64`` (whether JAX runs in float64), and ``devices``:
+    ``{"backend", "kind", "count"}`` of ``devices`` (default: ``jax.devices()``).
+
+    Example::
+
+        environment_info()["devices"]   # {'backend': 'cpu', 'kind': 'cpu', 'count': 1}
+    """
+    import platform
+    import sys
+
+    import jax
+    import jaxlib
+
+    devices = list(jax.devices() if devices is None else devices)
+    return {
+        "jaxbandits": _package_version(),
+        "jax": jax.__version__,
+        "jaxlib": jaxlib.__version__,
+        "numpy": np.__version__,
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "x64": bool(jax.config.jax_enable_x64),
+        "devices": {
+            "backend": devices[0].platform if devices else None,
+            "kind": ", ".join(sorted({d.device_kind for d in devices})) or None,
+            "count": len(devices),
+        },
+    }
+
+
+def _package_version() -> str:
+    import sys
+
+    version = getattr(sys.modules.get("jaxbandits"), "__version__", None)
+    if version is None:  # while jaxbandits/__init__ is still importing
+        from importlib import metadata
+
+        try:
+            version = metadata.version("jaxbandits")
+        except metadata.PackageNotFoundError:
+            version = "unknown"
+    return version
+
+
 # ------------------------------------------------------------------------------------- helpers
 
 _FORMAT, _VERSION = "jaxbandits-result", 1
@@ -357,8 +529,10 @@ _CURVES = ("cumulative_regret", "cumulative_reward", "accepted")
 _NPY_NAMES = {"steps": "steps", "cumulative_regret": "regret", "cumulative_reward": "reward",
               "accepted": "accepted"}
 _META_TYPES = {"name": (str,), "wall_time": (int, float), "compile_time": (int, float),
-               "env_config": (dict,), "agent_config": (dict,), "extras": (dict,)}
-_LEGACY_KEYS = set(_META_TYPES)  # results written before the format was recorded
+               "env_config": (dict,), "agent_config": (dict,), "extras": (dict,),
+               "run_info": (dict,)}
+_OPTIONAL_KEYS = {"run_info"}  # absent from older version-1 files: loads as {}
+_LEGACY_KEYS = set(_META_TYPES) - _OPTIONAL_KEYS  # written before the format was recorded
 
 
 @dataclasses.dataclass(frozen=True)
@@ -404,6 +578,7 @@ def _result_json(result: Result, storage: str, arrays: dict, replay: bool | None
         "name": result.name, "wall_time": float(result.wall_time),
         "compile_time": float(result.compile_time), "env_config": result.env_config,
         "agent_config": result.agent_config, "extras": result.extras,
+        "run_info": result.run_info,
     }
     return json.dumps(meta, indent=2, default=_jsonable).encode()
 
@@ -429,8 +604,9 @@ def _read_result_json(path: Path) -> tuple[dict, str, dict | None]:
         raise ValueError(f"{where} has version {meta.get('version')!r}; this jaxbandits reads "
                          f"result version {_VERSION}")
     expected = _LEGACY_KEYS | {"format", "version", "storage", "replay", "arrays"}
-    if set(meta) != expected:
-        missing, extra = sorted(expected - set(meta)), sorted(set(meta) - expected)
+    if not expected <= set(meta) <= expected | _OPTIONAL_KEYS:
+        missing = sorted(expected - set(meta))
+        extra = sorted(set(meta) - expected - _OPTIONAL_KEYS)
         raise ValueError(f"{where} has the wrong keys: missing {missing}, unexpected {extra}")
     _check_meta_types(meta, where)
     if meta["storage"] not in ("npz", "npy"):
@@ -458,6 +634,8 @@ def _read_result_json(path: Path) -> tuple[dict, str, dict | None]:
 
 def _check_meta_types(meta: dict, where: str) -> None:
     for key, types in _META_TYPES.items():
+        if key not in meta:  # an optional key (the required ones are checked before)
+            continue
         if isinstance(meta[key], bool) or not isinstance(meta[key], types):
             names = " or ".join(t.__name__ for t in types)
             raise ValueError(f"{where}: {key!r} must be {names}, got {meta[key]!r}")

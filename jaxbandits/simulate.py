@@ -36,7 +36,7 @@ from flax import struct
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from jaxbandits.core import Agent, Env, float_dtype
-from jaxbandits.results import Result, config_of
+from jaxbandits.results import Result, config_of, environment_info
 
 __all__ = [
     "compare",
@@ -221,13 +221,16 @@ def _first(tree: PyTree) -> PyTree:
 _COMPILED: dict[Any, Any] = {}
 
 
-def _compiled(fn, name: str, *args) -> tuple[Any, float]:
-    """An ahead-of-time compiled ``fn`` for these argument shapes (cached), and its compile time."""
+def _compiled(fn, name: str, *args, announce=None) -> tuple[Any, float]:
+    """An ahead-of-time compiled ``fn`` for these argument shapes (cached), and its compile time;
+    ``announce()`` is called before compiling (not on a cache hit)."""
     leaves, treedef = jax.tree.flatten(args)
     shapes = tuple((np.shape(x), _dtype(x), _sharding(x)) for x in leaves)
     signature = (id(fn), name, treedef, shapes)
     if signature in _COMPILED:
         return _COMPILED[signature], 0.0
+    if announce is not None:
+        announce()
     start = time.perf_counter()
     compiled = fn.lower(*args).compile()
     _COMPILED[signature] = compiled
@@ -346,11 +349,12 @@ def simulate(
     checkpoint_dir: str | Path | None = None,
     overwrite: bool = False,
     save_to: str | Path | None = None,
-    progress: bool | None = None,
+    progress: bool | str | None = None,
     name: str | None = None,
     devices: Sequence[jax.Device] | None = None,
     block_runs: int | None = None,
     max_memory: int | None = None,
+    run_info: Mapping[str, Any] | None = None,
 ) -> Result:
     """Runs ``agent`` on ``env`` for ``horizon`` rounds and ``num_runs`` independent runs.
 
@@ -377,7 +381,10 @@ def simulate(
       save_to: if given, the result is written there (``save_to.json`` and ``.npy`` arrays)
         block by block as runs finish, and returned memory-mapped: host memory then stays flat
         whatever ``num_runs``.
-      progress: show a progress bar (default: when stderr is a terminal).
+      progress: ``True`` or ``"bar"``: a rich progress bar; ``"lines"``: plain lines on stderr
+        (for logs: at the start, every 10% or 30 s, and at the end, with the throughput and
+        ETA); ``False``: nothing. Default (None): the bar when stderr is a terminal, else
+        nothing. Both show the compile phase. Never changes results.
       name: the result's label (default: the agent's registered name).
       devices: the devices the blocks are spread over (default: all of ``jax.devices()``; at
         most one per block is used). Never changes results.
@@ -386,6 +393,13 @@ def simulate(
       max_memory: bytes one device may use for a block (default: the device's free memory;
         on a CPU, the host's available memory shared by the CPU devices). A block that does not
         fit raises ``ValueError`` with the estimate, before anything is allocated.
+      run_info: entries (str keys, JSON values) added to the result's ``run_info``, which
+        the runner fills with :func:`~jaxbandits.results.environment_info` for the devices
+        used, ``horizon``, ``num_runs``, ``block_runs``, ``chunk_size`` and ``key``. Never
+        changes results nor the checkpoint.
+
+    Warns:
+      UserWarning: the agent's warm-up (``Agent.warmup_rounds``) exceeds the horizon.
 
     Returns:
       A :class:`~jaxbandits.results.Result` with ``(num_runs, S)`` cumulative regret and reward.
@@ -399,7 +413,7 @@ def simulate(
                 chunk_size=chunk_size, record=record, num_records=num_records,
                 checkpoint_dir=checkpoint_dir, overwrite=overwrite, save_to=save_to,
                 progress=progress, devices=devices, block_runs=block_runs,
-                max_memory=max_memory)[0]
+                max_memory=max_memory, run_info=run_info)[0]
 
 
 def compare(
@@ -442,10 +456,11 @@ def sweep(
     checkpoint_dir: str | Path | None = None,
     overwrite: bool = False,
     save_to: str | Path | None = None,
-    progress: bool | None = None,
+    progress: bool | str | None = None,
     devices: Sequence[jax.Device] | None = None,
     block_runs: int | None = None,
     max_memory: int | None = None,
+    run_info: Mapping[str, Any] | None = None,
 ) -> dict[str, Result]:
     """Runs ``agent`` over the Cartesian product of ``grid`` with one compiled program.
 
@@ -455,7 +470,8 @@ def sweep(
     ...)``'s run ``r`` bit for bit (common random numbers). Numeric fields are batched: a grid
     over them compiles once. Static fields (``ensemble_size``, a distribution law, a network
     width) are allowed too: one program is compiled per distinct static value.
-    Returns ``{"field=value,...": Result}`` in grid order; ``save_to`` is a folder.
+    Returns ``{"field=value,...": Result}`` in grid order; ``save_to`` is a folder. Takes the
+    keyword arguments of :func:`simulate` (``progress``, ``run_info``...).
 
     Example::
 
@@ -476,7 +492,8 @@ def sweep(
     results = _run(envs, agents, labels, key, horizon, num_runs, chunk_size=chunk_size,
                    record=record, num_records=num_records, checkpoint_dir=checkpoint_dir,
                    overwrite=overwrite, save_to=save_to, progress=progress, devices=devices,
-                   block_runs=block_runs, max_memory=max_memory, save_folder=True)
+                   block_runs=block_runs, max_memory=max_memory, run_info=run_info,
+                   save_folder=True)
     return dict(zip(labels, results, strict=True))
 
 
@@ -506,9 +523,11 @@ def log_spaced_steps(horizon: int, num: int) -> np.ndarray:
 
 def _run(envs, agents, labels, key, horizon, num_runs, *, chunk_size, record, num_records,
          checkpoint_dir, overwrite, save_to, progress, devices, block_runs, max_memory,
-         save_folder=False) -> list[Result]:
+         run_info=None, save_folder=False) -> list[Result]:
     """Plays ``len(envs)`` configurations (a sweep's grid points, or one) wave by wave."""
     _check_sizes(horizon=horizon, num_runs=num_runs, num_records=num_records)
+    progress = _progress_mode(progress)
+    run_info = _check_run_info(run_info)
     if horizon >= 2**31 - 1:
         raise ValueError(f"horizon must be below 2**31 - 1 (rounds are int32), got {horizon}")
     if num_runs > 2**32:
@@ -517,6 +536,7 @@ def _run(envs, agents, labels, key, horizon, num_runs, *, chunk_size, record, nu
     _check_sizes(chunk_size=chunk_size)
     for e, a in zip(envs, agents, strict=True):
         _check_pair(e, a)
+    _warn_long_warmups(envs, agents, labels, horizon)
     steps = _record_steps(record, horizon, num_records)
     key = _as_key(key)
     devices = _check_devices(devices)
@@ -536,14 +556,14 @@ def _run(envs, agents, labels, key, horizon, num_runs, *, chunk_size, record, nu
     if len(groups) == 1:
         return _run_group(envs, agents, labels, key, horizon, num_runs, steps, chunk_size,
                           checkpoint_dir, overwrite, paths, progress, devices, block_runs,
-                          max_memory)
+                          max_memory, run_info)
     results: list[Result | None] = [None] * len(envs)
     for number, members in enumerate(groups.values()):
         pick = functools.partial(_pick, members)
         sub = None if checkpoint_dir is None else Path(checkpoint_dir) / f"static-{number}"
         done = _run_group(pick(envs), pick(agents), pick(labels), key, horizon, num_runs, steps,
                           chunk_size, sub, overwrite, None if paths is None else pick(paths),
-                          progress, devices, block_runs, max_memory)
+                          progress, devices, block_runs, max_memory, run_info)
         for i, result in zip(members, done, strict=True):
             results[i] = result
     return results
@@ -554,7 +574,8 @@ def _pick(indices: list[int], items: list) -> list:
 
 
 def _run_group(envs, agents, labels, key, horizon, num_runs, steps, chunk_size, checkpoint_dir,
-               overwrite, paths, progress, devices, block_runs, max_memory) -> list[Result]:
+               overwrite, paths, progress, devices, block_runs, max_memory,
+               run_info) -> list[Result]:
     """Plays configurations of one static structure (one pair of compiled programs)."""
     plan = _Plan(len(envs), num_runs, block_runs, 1)
     plan = dataclasses.replace(plan, num_devices=min(len(devices), plan.num_blocks))
@@ -578,14 +599,14 @@ def _run_group(envs, agents, labels, key, horizon, num_runs, steps, chunk_size, 
         # comes before the records file is opened, since it drops uncommitted ones)
         restored = None if ckpt is None else ckpt.load()
         return _play(envs, agents, labels, key, horizon, steps, plan, devices, chunk_size,
-                     dtype, ckpt, restored, paths, progress)
+                     dtype, ckpt, restored, paths, progress, run_info)
     finally:
         if ckpt is not None:
             ckpt.close()
 
 
 def _play(envs, agents, labels, key, horizon, steps, plan, devices, chunk_size, dtype, ckpt,
-          restored, paths, progress) -> list[Result]:
+          restored, paths, progress, run_info) -> list[Result]:
     mesh = Mesh(np.asarray(devices), ("runs",))
     blocks = NamedSharding(mesh, PartitionSpec("runs"))
     replicated = NamedSharding(mesh, PartitionSpec())
@@ -613,56 +634,60 @@ def _play(envs, agents, labels, key, horizon, steps, plan, devices, chunk_size, 
     zero = jax.device_put(jnp.zeros((), jnp.int32), replicated)
     first = plan.wave(0)
     env_w, agent_w = params(first)
-    init_c, compile_time = _compiled(init_fn, "init", env_w, agent_w, key, run_ids(first))
-    like = init_c.out_info  # the carry's shapes, dtypes and shardings
-    chunk_c, chunk_compile = _compiled(chunk_fn, "chunk", env_w, agent_w, like, zero,
-                                       horizon_arr, steps_arr)
-    compile_time += chunk_compile
-
-    wave_index, done, wall, carry = 0, 0, 0.0, None
-    if restored is not None:
-        meta, arrays = restored
-        try:
-            wave_index, done, wall = int(meta["wave"]), int(meta["done"]), float(meta["wall"])
-        except (KeyError, TypeError, ValueError) as err:
-            from jaxbandits.checkpoint import CheckpointError
-
-            raise CheckpointError(f"the checkpoint's position is unreadable: {meta!r}") from err
-        if not (0 <= wave_index <= plan.num_waves and 0 <= done < horizon):
-            from jaxbandits.checkpoint import CheckpointError
-
-            raise CheckpointError(f"the checkpoint's position (wave {wave_index}, round {done})"
-                                  " lies outside this experiment")
-        if done:
-            carry = _restore_carry(like, arrays, blocks, jax.random.key_impl(key))
-    sink = _Sink(plan, steps, dtype, paths, ckpt, any(e.spec().replay for e in envs))
-
-    show = sys.stderr.isatty() if progress is None else progress
     label = labels[0] if len(labels) == 1 else f"sweep of {len(labels)}"
-    total = plan.num_points * N * horizon
-    t0, played = time.perf_counter(), wave_index < plan.num_waves
+    bar = _Progress(progress, label, plan.num_points * N * horizon, plan.num_points * N)
+    with bar:  # shows the compile phase, then the seed-steps played
+        init_c, compile_time = _compiled(init_fn, "init", env_w, agent_w, key, run_ids(first),
+                                         announce=bar.compiling)
+        like = init_c.out_info  # the carry's shapes, dtypes and shardings
+        chunk_c, chunk_compile = _compiled(chunk_fn, "chunk", env_w, agent_w, like, zero,
+                                           horizon_arr, steps_arr, announce=bar.compiling)
+        compile_time += chunk_compile
+        bar.compiled(compile_time)
 
-    def elapsed() -> float:
-        return wall + time.perf_counter() - t0 if played else wall
+        wave_index, done, wall, carry = 0, 0, 0.0, None
+        if restored is not None:
+            meta, arrays = restored
+            try:
+                wave_index, done = int(meta["wave"]), int(meta["done"])
+                wall = float(meta["wall"])
+            except (KeyError, TypeError, ValueError) as err:
+                from jaxbandits.checkpoint import CheckpointError
 
-    def finish(index, wave, carry) -> None:
-        """Checks a wave's last chunk and writes its records (and commits them)."""
-        _raise_if_bad(np.asarray(carry.bad_step), wave, B, labels, envs[0].spec())
-        records = np.asarray(carry.records)
-        for i, (g, start, real) in enumerate(wave):
-            if real:
-                sink.write(g, start, records[i * B: i * B + real, :S])
-        if ckpt is not None:
-            sink.flush()
-            ckpt.commit({"wave": index + 1, "done": 0, "wall": elapsed()}, {})
-        bar.advance(plan.runs_before(index + 1) * horizon, elapsed())
+                raise CheckpointError(f"the checkpoint's position is unreadable: "
+                                      f"{meta!r}") from err
+            if not (0 <= wave_index <= plan.num_waves and 0 <= done < horizon):
+                from jaxbandits.checkpoint import CheckpointError
 
-    # A wave's last chunk is collected after the next wave is dispatched, so the devices play
-    # while the host writes records (a finished wave is always written before the next one's
-    # first checkpoint commit).
-    pending = None
-    with _Progress(show, label, total, plan.num_points * N, wall) as bar:
-        bar.advance(plan.runs_before(wave_index) * horizon + done * _real(plan, wave_index), wall)
+                raise CheckpointError(f"the checkpoint's position (wave {wave_index}, round "
+                                      f"{done}) lies outside this experiment")
+            if done:
+                carry = _restore_carry(like, arrays, blocks, jax.random.key_impl(key))
+        sink = _Sink(plan, steps, dtype, paths, ckpt, any(e.spec().replay for e in envs))
+
+        t0, played = time.perf_counter(), wave_index < plan.num_waves
+
+        def elapsed() -> float:
+            return wall + time.perf_counter() - t0 if played else wall
+
+        def finish(index, wave, carry) -> None:
+            """Checks a wave's last chunk and writes its records (and commits them)."""
+            _raise_if_bad(np.asarray(carry.bad_step), wave, B, labels, envs[0].spec())
+            records = np.asarray(carry.records)
+            for i, (g, start, real) in enumerate(wave):
+                if real:
+                    sink.write(g, start, records[i * B: i * B + real, :S])
+            if ckpt is not None:
+                sink.flush()
+                ckpt.commit({"wave": index + 1, "done": 0, "wall": elapsed()}, {})
+            bar.advance(plan.runs_before(index + 1) * horizon, elapsed())
+
+        # A wave's last chunk is collected after the next wave is dispatched, so the devices
+        # play while the host writes records (a finished wave is always written before the next
+        # one's first checkpoint commit).
+        pending = None
+        bar.advance(plan.runs_before(wave_index) * horizon + done * _real(plan, wave_index),
+                    wall)
         while wave_index < plan.num_waves:
             wave = plan.wave(wave_index)
             env_w, agent_w = params(wave)
@@ -687,15 +712,19 @@ def _play(envs, agents, labels, key, horizon, steps, plan, devices, chunk_size, 
             wave_index, done, carry = wave_index + 1, 0, None
         if pending is not None:
             finish(*pending)
-    wall = elapsed()
+        wall = elapsed()
 
     extras = {"horizon": horizon, "num_runs": N, "devices": len(devices),
               "block_runs": B, "chunk_size": chunk_size,
               "key": np.asarray(jax.random.key_data(key)).tolist()}
+    info = json.dumps({**environment_info(devices), "horizon": horizon, "num_runs": N,
+                       "block_runs": B, "chunk_size": chunk_size, "key": extras["key"],
+                       **run_info})
     return [
         sink.result(g, wall_time=wall / len(labels),
                     compile_time=compile_time, name=labels[g], env_config=config_of(envs[g]),
-                    agent_config=config_of(agents[g]), extras=extras)
+                    agent_config=config_of(agents[g]), extras=extras,
+                    run_info=json.loads(info))  # each result its own copy
         for g in range(len(labels))
     ]
 
@@ -947,6 +976,61 @@ def _check_sizes(**sizes: int) -> None:
             raise ValueError(f"{field} must be a positive integer, got {value!r}")
 
 
+def _progress_mode(progress) -> str | None:
+    """``"bar"``, ``"lines"`` or None (nothing) for the ``progress`` argument."""
+    if progress is None:
+        return "bar" if sys.stderr.isatty() else None
+    if isinstance(progress, bool):
+        return "bar" if progress else None
+    if isinstance(progress, str) and progress in ("bar", "lines"):
+        return progress
+    raise ValueError(f"progress must be None, True, False, 'bar' or 'lines', got {progress!r}")
+
+
+_RUN_INFO_KEYS = ("horizon", "num_runs", "block_runs", "chunk_size", "key")
+
+
+def _check_run_info(run_info) -> dict[str, Any]:
+    """The caller's ``run_info`` entries as a plain JSON dict (a copy); ``{}`` for None."""
+    if run_info is None:
+        return {}
+    if not isinstance(run_info, Mapping):
+        raise ValueError(f"run_info must be a dict, got {type(run_info).__name__}")
+    reserved = set(environment_info([])) | set(_RUN_INFO_KEYS)
+    for k in run_info:
+        if not isinstance(k, str):
+            raise ValueError(f"run_info keys must be strings, got {k!r}")
+        if k in reserved:
+            raise ValueError(f"run_info key {k!r} is recorded by the runner; the runner fills "
+                             f"{sorted(reserved)}")
+    try:
+        return json.loads(json.dumps(dict(run_info), allow_nan=False))
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"run_info values must be JSON-serialisable (str, int, float, bool, "
+                         f"None, lists and dicts of them): {err}") from err
+
+
+def _warn_long_warmups(envs, agents, labels, horizon: int) -> None:
+    """Warns for each agent whose forced exploration lasts longer than the horizon."""
+    for env, agent, label in zip(envs, agents, labels, strict=True):
+        warmup = agent.warmup_rounds(env.spec())
+        if warmup > horizon:
+            warnings.warn(
+                f"agent {label!r} has {warmup:,} warm-up rounds, more than the horizon "
+                f"{horizon:,}: it only explores and never acts on its own rule. Pass a smaller "
+                f"warmup= (e.g. make_agent(..., warmup={max(1, horizon // 10)})) or a longer "
+                "horizon.", UserWarning, stacklevel=_user_stacklevel())
+
+
+def _user_stacklevel() -> int:
+    """The ``stacklevel`` that points a warning at the first caller outside jaxbandits."""
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    frame, level = sys._getframe(1), 1  # the function that warns is level 1
+    while frame is not None and frame.f_code.co_filename.startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 def _record_steps(record, horizon: int, num_records: int) -> np.ndarray:
     if isinstance(record, str):
         if record == "log":
@@ -1130,14 +1214,19 @@ def _key_data(x):
 
 
 class _Progress:
-    """A rich progress bar over seed-steps (runs x rounds), with the throughput (or nothing)."""
+    """Progress over seed-steps (runs x rounds) with the throughput: a rich bar (``"bar"``),
+    plain lines on stderr (``"lines"``: at the start, whenever 10% more is done or 30 s have
+    passed, and at the end), or nothing (None). Both show the compile phase."""
 
-    def __init__(self, show: bool, label: str, total: int, runs: int, wall: float):
-        self.show, self.label, self.total, self.runs = show, label, total, runs
-        self.done0, self.wall0, self.bar = None, wall, None
+    def __init__(self, mode: str | None, label: str, total: int, runs: int):
+        self.mode, self.label, self.total, self.runs = mode, label, total, runs
+        self.done0 = self.wall0 = self.bar = None
+        self.compiling_shown = False
+        self.latest = None  # (done, wall) of the last advance
+        self.last = None  # (done, wall, time) of the last line printed
 
     def __enter__(self):
-        if self.show:
+        if self.mode == "bar":
             from rich.progress import (
                 BarColumn,
                 Progress,
@@ -1157,14 +1246,67 @@ class _Progress:
                                           rate="-")
         return self
 
+    def compiling(self) -> None:
+        """A program is about to be compiled (shown once however many programs follow)."""
+        if self.compiling_shown:
+            return
+        self.compiling_shown = True
+        if self.bar is not None:
+            self.bar.update(self.task, description=f"compiling {self.label}")
+        elif self.mode == "lines":
+            self._print(f"compiling {self.label} ...")
+
+    def compiled(self, seconds: float) -> None:
+        """The compile phase is over; ``seconds`` spent compiling."""
+        if not self.compiling_shown:
+            return
+        if self.bar is not None:
+            self.bar.update(self.task, description=self.label)
+        elif self.mode == "lines":
+            self._print(f"{self.label} compiled in {seconds:.1f} s")
+
     def advance(self, done: int, wall: float) -> None:
         """``done`` seed-steps played so far, ``wall`` seconds spent playing them."""
         if self.done0 is None:
-            self.done0 = done
+            self.done0, self.wall0 = done, wall
+        self.latest = (done, wall)
         if self.bar is not None:
-            rate = (done - self.done0) / max(wall - self.wall0, 1e-9)
+            rate = self._rate(done, wall)
             self.bar.update(self.task, completed=done, rate=f"{rate:,.0f}" if rate else "-")
+        elif self.mode == "lines":
+            now = time.perf_counter()
+            if (self.last is None or done - self.last[0] >= self.total / 10
+                    or now - self.last[2] >= 30):
+                self._line(done, wall, now)
 
-    def __exit__(self, *exc):
+    def __exit__(self, exc_type, *exc):
         if self.bar is not None:
             self.bar.stop()
+        elif self.mode == "lines" and exc_type is None and self.last is not None \
+                and self.last[:2] != self.latest:  # the final line
+            self._line(*self.latest, time.perf_counter())
+
+    def _rate(self, done: int, wall: float) -> float:
+        seconds = wall - self.wall0
+        return (done - self.done0) / seconds if seconds > 0 else 0.0
+
+    def _line(self, done: int, wall: float, now: float) -> None:
+        rate = self._rate(done, wall)
+        eta = _clock((self.total - done) / rate) if rate else ("0:00:00" if done >= self.total
+                                                               else "-")
+        percent = 100 * done // max(self.total, 1)
+        self._print(f"{self.label} {percent:3d}% {done:,}/{self.total:,} seed-steps, "
+                    f"{f'{rate:,.0f}' if rate else '-'} seed-steps/s, {_clock(wall)} elapsed, "
+                    f"ETA {eta}")
+        self.last = (done, wall, now)
+
+    @staticmethod
+    def _print(message: str) -> None:
+        print(f"jaxbandits: {message}", file=sys.stderr, flush=True)
+
+
+def _clock(seconds: float) -> str:
+    """``H:MM:SS``."""
+    minutes, secs = divmod(int(round(seconds)), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}"

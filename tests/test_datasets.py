@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import jaxbandits as jb
-from jaxbandits.cli import _table, main
+from jaxbandits.cli import _table_markdown, main
 from jaxbandits.envs import datasets
 from jaxbandits.envs.datasets import DataNotFoundError, block_features, load_dataset
 
@@ -472,7 +472,7 @@ def test_replay_result_round_trip_table_and_plot(random_replay, tmp_path):
     np.testing.assert_array_equal(loaded.cumulative_reward, result.cumulative_reward)
     assert loaded.final() == result.final() and loaded.replay
     assert "LoggedData('obd-random-men+women'" in loaded.env_config["data"]
-    table = _table({"random": result})
+    table = _table_markdown({"random": result})
     assert "final CTR" in table and "accepted" in table and "regret" not in table
     png = tmp_path / "ctr.png"
     fig = jb.plot_regret({"random": result}, png)

@@ -101,16 +101,23 @@ def test_glm_agents_need_a_finite_arm_set():
             jb.make_agent(name).init(jax.random.key(0), spec)
 
 
-def test_per_arm_statistics_need_a_fixed_arm_set():
-    """On fresh arms every round per-arm statistics would merge different vectors: a clear
-    error names ``buffer_size``; with a buffer the same agents run."""
-    spec = jb.make_env("linear", dim=3, num_arms=4, fresh_arms=True).spec()
-    assert not spec.fixed_arms
-    for name in ("glm-es", "logistic-ucb-1", "neural-ucb"):
-        with pytest.raises(ValueError, match="buffer_size"):
-            jb.make_agent(name).init(jax.random.key(0), spec)
-        jb.make_agent(name, buffer_size=8).init(jax.random.key(0), spec)
-    assert jb.make_agent("lin-phe").init(jax.random.key(0), spec).features.shape[0] > 0
+def test_changing_arm_sets_get_a_ring_buffer_by_themselves():
+    """On fresh arms every round per-arm statistics would merge different vectors: with
+    ``buffer_size=None`` the GLM, neural and LinPHE agents keep a ring buffer of
+    ``AUTO_BUFFER`` rows instead; on a fixed arm set they keep K per-arm rows; an explicit
+    ``buffer_size`` wins on both."""
+    fresh = jb.make_env("linear", dim=3, num_arms=4, fresh_arms=True).spec()
+    fixed = jb.make_env("linear", dim=3, num_arms=4).spec()
+    assert not fresh.fixed_arms and fixed.fixed_arms
+    key = jax.random.key(0)
+    for name in ("glm-es", "logistic-ucb-1", "neural-ucb", "neurallog-ucb-2"):
+        data = jb.make_agent(name, buffer_size=None).init(key, fresh).data
+        assert not data.per_arm and data.counts.shape == (jb.linalg.AUTO_BUFFER,)
+        data = jb.make_agent(name, buffer_size=None).init(key, fixed).data
+        assert data.per_arm and data.counts.shape == (4,)
+        data = jb.make_agent(name, buffer_size=8).init(key, fixed).data
+        assert not data.per_arm and data.counts.shape == (8,)
+    assert jb.make_agent("lin-phe").init(key, fresh).features.shape[0] == jb.linalg.AUTO_BUFFER
 
 
 def test_zero_perturbation_makes_all_members_coincide():

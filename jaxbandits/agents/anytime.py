@@ -172,6 +172,23 @@ class Anytime(Agent):
     def action_kinds(self) -> tuple[str, ...]:  # type: ignore[override]
         return self.agent.action_kinds
 
+    @property
+    def model_family(self) -> str:
+        return self.agent.model_family
+
+    def assume(self, assumptions, spec, horizon=None) -> dict:
+        """The wrapped agent's well-specified values, less those the schedule sets per epoch
+        (``perturb_std``), as a new ``agent``."""
+        values = self.agent.assume(assumptions, spec, horizon)
+        if self.schedule:
+            values.pop("perturb_std", None)
+        values = {f: v for f, v in values.items() if getattr(self.agent, f) != v}
+        return {"agent": self.agent.replace(**values)} if values else {}
+
+    def warmup_rounds(self, spec: Spec) -> int:
+        """The first epoch's warm-up, ``min(tau, T_0)``."""
+        return min(self.agent.warmup_rounds(spec), int(np.max(np.asarray(self.first_epoch))))
+
     def validate(self) -> None:
         if not isinstance(self.agent, Agent):
             raise ValueError(f"{self.name or 'anytime'}: agent must be a jaxbandits Agent, got "

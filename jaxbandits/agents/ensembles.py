@@ -43,6 +43,7 @@ from jaxbandits.core import (
     float_dtype,
 )
 from jaxbandits.linalg import (
+    AUTO_BUFFER,
     FACTOR_INITS,
     PERTURBATIONS,
     REFERENCES,
@@ -74,7 +75,6 @@ __all__ = [
 ]
 
 SELECTIONS: tuple[str, ...] = ("uniform", "round_robin")
-DEFAULT_BUFFER = 1024  # lin-phe's history capacity on compact action sets
 INFLATIONS: tuple[str, ...] = ("none", "theory")
 
 
@@ -142,6 +142,8 @@ class _MemberEnsemble(Agent):
     Member ``j`` is ridge regression towards ``W^j / reg`` on the rewards ``y_s + Z_s^j`` with
     ``W^j = sqrt(reg) * init_std * xi^j`` and ``Z_s^j = perturb_std * N(0, 1)``.
     """
+
+    reg_is_prior = True
 
     def _num_members(self) -> int:
         raise NotImplementedError
@@ -218,6 +220,8 @@ class LinES(_MemberEnsemble):
       init_perturbation: draw ``W^j`` (static; False gives ``W^j = 0``).
       selection: ``"uniform"`` or ``"round_robin"`` (static).
     """
+
+    perturb_is_noise = True
 
     name = "lin-es"
     description = "linear ensemble sampling: m perturbed ridge members, one shared inverse"
@@ -361,8 +365,8 @@ class LinPHE(Agent):
 
     * ``None`` with arm indices (per-arm statistics; the arm set must be fixed, arm k always the
       same vector): ``sum_{s: a_s = k} Z_{t,s} = sigma_R sqrt(n_k) N(0, 1)`` in law,
-      O(K d + d^2) per round. On a compact set (vector actions) ``None`` means a buffer of
-      ``DEFAULT_BUFFER = 1024``.
+      O(K d + d^2) per round. On a compact set (vector actions) or an arm set that changes
+      between rounds, ``None`` means a buffer of ``jaxbandits.linalg.AUTO_BUFFER`` (2,000) rows.
     * ``B`` (a ring buffer of the last B played features, any arm set, the sphere included):
       ``Z_{t,s} = sigma_R * member_reward_noise(key, t, s)``, pathwise the perturbations of
       :class:`LinES` member t, O(B d + d^2) per round. Exact while ``t <= B``; an evicted
@@ -372,6 +376,9 @@ class LinPHE(Agent):
     Gaussian LinPHE equals LinTS with ``theta ~ N(mu, sigma_R^2 V^{-1})`` in law (seed-003
     section 2.6.1). Defaults as :class:`LinES` (``reg = 1``, ``perturb_std = 0.5``).
     """
+
+    reg_is_prior = True
+    perturb_is_noise = True
 
     name = "lin-phe"
     description = "generalised LinPHE: ridge on freshly perturbed history every round"
@@ -389,7 +396,7 @@ class LinPHE(Agent):
         dtype = float_dtype()
         per_arm = self.buffer_size is None and spec.action_kind == "index" and spec.fixed_arms
         num_arms = spec.num_arms if per_arm else 0
-        capacity = 0 if per_arm else self.buffer_size or DEFAULT_BUFFER
+        capacity = 0 if per_arm else self.buffer_size or AUTO_BUFFER
         return LinPHEState(
             ridge=ridge_init(spec.dim, self.reg, dtype),
             counts=jnp.zeros((num_arms,), dtype),
@@ -492,6 +499,8 @@ class EnsemblePlusPlus(Agent):
     paper = "Li et al. 2024, Ensemble++ (seed-001 section 2.2)"
     family = "linear"
     action_kinds = ("index", "vector")
+
+    reg_is_prior = True
 
     reg: float = 0.1
     noise_std: float = 1.0

@@ -3,10 +3,13 @@
 All of them fit the regularised GLM loss of :mod:`jaxbandits.linalg.glm` (``mu = sigmoid`` by
 default) on fixed-shape data:
 
-* with a fixed arm set (the default, ``buffer_size=None``), **per-arm statistics**: pull counts
-  ``n_k`` and reward sums ``s_k`` -- exact, O(K d) per gradient whatever t (seed-000 section 2.0);
-* with changing contexts (``buffer_size=B``), a **ring buffer** of the last B observations and a
-  validity mask (exact while ``t <= B``, a sliding window afterwards).
+* with a fixed arm set (``spec.fixed_arms``, ``buffer_size=None``), **per-arm statistics**: pull
+  counts ``n_k`` and reward sums ``s_k`` -- exact, O(K d) per gradient whatever t (seed-000
+  section 2.0);
+* with changing contexts, a **ring buffer** of the last B observations and a validity mask
+  (exact while ``t <= B``, a sliding window afterwards): ``buffer_size=B``, or by itself with
+  ``buffer_size=None`` a buffer of ``AUTO_BUFFER`` = 2,000 rows (``make_agent(name, env=env,
+  horizon=T)`` sizes it to ``min(T, 2000)``).
 
 and share two solvers (static ``solver``): ``"gd"``, ``num_grad_steps`` warm-started gradient
 steps of ``learning_rate`` on the mean-normalised loss (seed-000 A3; ``loss_reduction="sum"`` is
@@ -109,8 +112,9 @@ class GLMAgent(Agent):
       enforce_min_count: the paper's line 15 of Algorithm 3, which can lengthen the warm-up
         (static; off: the warm-up is exactly ``warmup`` rounds, seed-000 A10).
       design_iters: the G-optimal design solver's iteration budget (static).
-      buffer_size: None for per-arm statistics (a fixed arm set), or B for a ring buffer of the
-        last B observations (changing contexts) (static).
+      buffer_size: B for a ring buffer of the last B observations, or None (default) for the
+        agent's choice: per-arm statistics on a fixed arm set, else a ring buffer of
+        ``AUTO_BUFFER`` rows (static).
     """
 
     reg: float = 1.0
@@ -138,15 +142,11 @@ class GLMAgent(Agent):
 
     # -- data --------------------------------------------------------------------------------
 
-    @property
-    def _per_arm(self) -> bool:
-        return self.buffer_size is None
-
     def _data_init(self, spec: Spec) -> GLMData:
         return glm_data_for_spec(self.name, spec, self.buffer_size)
 
     def _add(self, data: GLMData, context: Context, action, reward) -> tuple[GLMData, jax.Array]:
-        return glm_data_add(data, context.arms, action, reward, self._per_arm)
+        return glm_data_add(data, context.arms, action, reward, data.per_arm)
 
     # -- fit ---------------------------------------------------------------------------------
 
@@ -164,7 +164,7 @@ class GLMAgent(Agent):
 
     # -- warm-up -----------------------------------------------------------------------------
 
-    def _warmup_step(self, remaining, num_obs, key, arms):
+    def _warmup_step(self, remaining, data, key, arms):
         """One warm-up decision: ``(in_warmup, arm, remaining)``.
 
         Per-arm mode: on the first round (``num_obs == 0``) solve the G-optimal design on
@@ -175,10 +175,10 @@ class GLMAgent(Agent):
         Buffer mode: uniformly random pulls while ``num_obs < warmup``.
         """
         num_arms, dim = arms.shape
-        if not self._per_arm:
+        if not data.per_arm:
             arm = jax.random.randint(key, (), 0, num_arms, jnp.int32)
-            return num_obs < self.warmup, arm, remaining
-        first = num_obs == 0
+            return data.num_obs < self.warmup, arm, remaining
+        first = data.num_obs == 0
         weights = g_optimal_design(arms, num_iters=jnp.where(first, self.design_iters, 0))
         # arms that do not span R^d (K < d) have no G-optimal design: use the uniform one
         weights = jnp.where(jnp.all(jnp.isfinite(weights)), weights, 1.0 / num_arms)
@@ -192,11 +192,11 @@ class GLMAgent(Agent):
         pull = jax.nn.one_hot(arm, num_arms, dtype=jnp.int32)
         return in_warmup, arm, remaining - jnp.where(in_warmup, pull, 0)
 
-    def _warm(self, remaining, num_obs) -> jax.Array:
-        """Whether the warm-up is over once ``num_obs`` observations are in (fit from now on)."""
-        if self._per_arm:
+    def _warm(self, remaining, data: GLMData) -> jax.Array:
+        """Whether the warm-up is over with ``data`` in (fit from now on)."""
+        if data.per_arm:
             return jnp.sum(remaining) == 0
-        return num_obs >= self.warmup
+        return data.num_obs >= self.warmup
 
 
 # ------------------------------------------------------------------------------------------------
@@ -286,7 +286,7 @@ class GLMES(GLMAgent):
         key_member, key_warmup = jax.random.split(key)
         member = jax.random.randint(key_member, (), 0, self.num_active())
         in_warmup, warm_arm, remaining = self._warmup_step(
-            state.remaining, state.data.num_obs, key_warmup, context.arms)
+            state.remaining, state.data, key_warmup, context.arms)
         greedy = greedy_index(context.arms @ state.theta[member])
         return jnp.where(in_warmup, warm_arm, greedy), state.replace(remaining=remaining)
 
@@ -303,8 +303,8 @@ class GLMES(GLMAgent):
         noise = jax.vmap(lambda j: member_reward_noise(state.noise_key, j, step))(members)
         data, row = self._add(state.data, context, action, feedback.reward)
         perturb_sums = glm_data_accumulate(state.perturb_sums, row, self.perturb_std * noise,
-                                           self._per_arm)
-        fit = self._warm(state.remaining, data.num_obs)
+                                           data.per_arm)
+        fit = self._warm(state.remaining, data)
         theta = jax.vmap(lambda th, p: self._fit(th, data, data.rewards + p, self.reg, fit))(
             state.theta, perturb_sums)
         return state.replace(theta=theta, data=data, perturb_sums=perturb_sums)
@@ -363,7 +363,7 @@ class UCBGLM(GLMAgent):
 
     def act(self, state: UCBGLMState, key: jax.Array, context: Context):
         in_warmup, warm_arm, remaining = self._warmup_step(
-            state.remaining, state.data.num_obs, key, context.arms)
+            state.remaining, state.data, key, context.arms)
         scores = (context.arms @ state.theta
                   + self.explore_scale * ridge_widths(state.design, context.arms))
         return jnp.where(in_warmup, warm_arm, greedy_index(scores)), state.replace(
@@ -371,7 +371,7 @@ class UCBGLM(GLMAgent):
 
     def update(self, state: UCBGLMState, key, context, action, feedback) -> UCBGLMState:
         data, _ = self._add(state.data, context, action, feedback.reward)
-        fit = self._warm(state.remaining, data.num_obs)
+        fit = self._warm(state.remaining, data)
         theta = self._fit(state.theta, data, data.rewards, self.reg, fit)
         design = ridge_update(state.design, chosen_features(context, action), feedback.reward)
         return state.replace(theta=theta, data=data, design=design)
@@ -426,13 +426,13 @@ class GLMTSL(GLMAgent):
     def act(self, state: GLMTSLState, key: jax.Array, context: Context):
         key_sample, key_warmup = jax.random.split(key)
         in_warmup, warm_arm, remaining = self._warmup_step(
-            state.remaining, state.data.num_obs, key_warmup, context.arms)
+            state.remaining, state.data, key_warmup, context.arms)
         greedy = greedy_index(context.arms @ self.sample(state, key_sample))
         return jnp.where(in_warmup, warm_arm, greedy), state.replace(remaining=remaining)
 
     def update(self, state: GLMTSLState, key, context, action, feedback) -> GLMTSLState:
         data, _ = self._add(state.data, context, action, feedback.reward)
-        fit = self._warm(state.remaining, data.num_obs)
+        fit = self._warm(state.remaining, data)
         theta = self._fit(state.theta, data, data.rewards, self.reg, fit)
         return state.replace(theta=theta, data=data)
 
@@ -512,14 +512,14 @@ class _FauryUCB(GLMAgent):
 
     def act(self, state: LogisticUCBState, key: jax.Array, context: Context):
         in_warmup, warm_arm, remaining = self._warmup_step(
-            state.remaining, state.data.num_obs, key, context.arms)
+            state.remaining, state.data, key, context.arms)
         greedy = greedy_index(self.scores(state, context.arms))
         return jnp.where(in_warmup, warm_arm, greedy), state.replace(remaining=remaining)
 
     def update(self, state: LogisticUCBState, key, context, action, feedback):
         x = chosen_features(context, action)
         data, _ = self._add(state.data, context, action, feedback.reward)
-        train = self._warm(state.remaining, data.num_obs) & (data.num_obs % self.update_every == 0)
+        train = self._warm(state.remaining, data) & (data.num_obs % self.update_every == 0)
         theta = self._fit(state.theta, data, data.rewards, 2.0 * self.reg, train)  # reg ||th||^2
         weight = self._design_weight(theta, x)
         return state.replace(

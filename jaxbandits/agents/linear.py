@@ -58,6 +58,8 @@ class RidgeAgent(Agent):
     noise_std: float = 0.5
     explore_scale: float = 1.0
 
+    reg_is_prior = True
+
     def init(self, key: jax.Array, spec: Spec) -> RidgeState:
         return ridge_init(spec.dim, self.reg)
 

@@ -9,10 +9,11 @@ regulariser ``1/2 lambda m ||theta - theta_0||^2`` anchored at the initialisatio
 warm-up (each arm once, in a random order drawn at ``init``; seed-000 section 3.3 and A17). They
 fit on fixed-shape data (:class:`~jaxbandits.linalg.GLMData`):
 
-* with a fixed arm set (the default, ``buffer_size=None``), **per-arm statistics**: pull counts
-  and reward sums, exact for the squared loss and O(K) per gradient step whatever t (seed-000
-  section 2.0);
-* with changing contexts (``buffer_size=B``), a **ring buffer** of the last B observations with
+* with a fixed arm set (``spec.fixed_arms``, ``buffer_size=None``), **per-arm statistics**: pull
+  counts and reward sums, exact for the squared loss and O(K) per gradient step whatever t
+  (seed-000 section 2.0);
+* with changing contexts (``buffer_size=B``, or by itself with ``buffer_size=None`` a buffer of
+  ``AUTO_BUFFER`` = 2,000 rows), a **ring buffer** of the last B observations with
   a validity mask (exact while ``t <= B``, a sliding window afterwards); a training covers the
   filled rows only, in blocks (``net_gd(num_rows=...)``), so it costs O(min(t, B)).
 
@@ -98,8 +99,9 @@ class NeuralAgent(Agent):
         arm once (seed-000). A leaf, so the anytime wrapper can shorten it per epoch.
       loss_reduction: ``"mean"`` (default), ``"sum"`` (literal) or ``"mean_plus_reg"`` (static;
         see :mod:`jaxbandits.nets.train`).
-      buffer_size: None for per-arm statistics (a fixed arm set), or B for a ring buffer of the
-        last B observations (changing contexts) (static).
+      buffer_size: B for a ring buffer of the last B observations, or None (default) for the
+        agent's choice: per-arm statistics on a fixed arm set, else a ring buffer of
+        ``AUTO_BUFFER`` rows (static).
     """
 
     reg: float = 1.0
@@ -137,10 +139,6 @@ class NeuralAgent(Agent):
 
     # -- data and schedule -------------------------------------------------------------------
 
-    @property
-    def _per_arm(self) -> bool:
-        return self.buffer_size is None
-
     def _data_init(self, spec: Spec) -> GLMData:
         return glm_data_for_spec(self.name, spec, self.buffer_size)
 
@@ -171,7 +169,7 @@ class NeuralAgent(Agent):
     def _filled_rows(self, data: GLMData) -> jax.Array | None:
         """How many leading rows of ``data`` hold observations: a ring buffer fills rows 0, 1,
         ... in order, so training skips the empty tail (None for per-arm statistics)."""
-        return None if self._per_arm else jnp.minimum(data.num_obs, data.counts.shape[0])
+        return None if data.per_arm else jnp.minimum(data.num_obs, data.counts.shape[0])
 
 
 # ------------------------------------------------------------------------------------------------
@@ -276,9 +274,10 @@ class NeuralES(NeuralAgent):
         step = state.data.num_obs
         members = jnp.arange(self.ensemble_size)
         noise = jax.vmap(lambda j: member_reward_noise(state.noise_key, j, step))(members)
-        data, row = glm_data_add(state.data, context.arms, action, feedback.reward, self._per_arm)
+        data, row = glm_data_add(state.data, context.arms, action, feedback.reward,
+                                 state.data.per_arm)
         perturb_sums = glm_data_accumulate(state.perturb_sums, row, self.perturb_std * noise,
-                                           self._per_arm)
+                                           state.data.per_arm)
         network = self.network(context.arms.shape[-1])
         active = self._train_now(data.num_obs, context.arms.shape[0])
         params = jax.vmap(
@@ -382,7 +381,8 @@ class NeuralUCB(NeuralAgent):
         network = self.network(context.arms.shape[-1])
         grad = network.gradient(state.params, context.arms[action])  # selection-time (A20)
         design = design_update(state.design, grad / math.sqrt(self.width))
-        data, _ = glm_data_add(state.data, context.arms, action, feedback.reward, self._per_arm)
+        data, _ = glm_data_add(state.data, context.arms, action, feedback.reward,
+                               state.data.per_arm)
         active = self._train_now(data.num_obs, context.arms.shape[0])
         params = self._fit(network, state.params, state.anchor, data, data.rewards, active)
         return state.replace(params=params, design=design, data=data)

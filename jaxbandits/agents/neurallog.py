@@ -243,6 +243,12 @@ class NeuralLogAgent(NeuralAgent):
     mean_link: ClassVar[str] = "identity"
     weighted: ClassVar[bool] = False
 
+    @property
+    def model_family(self) -> str:
+        """``"neural-logistic"``: a logistic-link model of rewards in [0, 1], so the default
+        agent set of ``jaxbandits run`` has them only on environments with such rewards."""
+        return "neural-logistic"
+
     explore_scale: float = 1e-4
     kappa: float = 10.0
     param_bound: float = 1.0
@@ -389,7 +395,7 @@ class NeuralLogAgent(NeuralAgent):
         else:
             u = network.gradient(state.anchor, x) / math.sqrt(self.width)
         info = design_update(state.info, u)
-        data, _ = glm_data_add(state.data, arms, action, feedback.reward, self._per_arm)
+        data, _ = glm_data_add(state.data, arms, action, feedback.reward, state.data.per_arm)
         reg = self.reg_at(info, data.num_obs)  # theory: lam_t uses D_t, which includes u_t
         active = self._train_now(data.num_obs, arms.shape[0])
         params = self._train(network, state, data, reg, active)

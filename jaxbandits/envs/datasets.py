@@ -84,6 +84,7 @@ import numpy as np
 from flax import struct
 
 from jaxbandits.core import (
+    Assumptions,
     Context,
     Env,
     Feedback,
@@ -391,6 +392,7 @@ class ClassificationEnv(Env):
     name = "classification"
     description = "any supported classification data set as a K-armed bandit (block features)"
     paper = "seed-002 section 4.3 (Riquelme et al. 2018 / Zhou et al. 2020 protocol)"
+    agent_families = ("baseline", "linear", "glm", "neural", "neural-logistic")
 
     dataset: str = struct.field(pytree_node=False, default="digits")
     path: str | os.PathLike | None = struct.field(pytree_node=False, default=None)
@@ -457,6 +459,11 @@ class ClassificationEnv(Env):
         meta = self.data.meta
         return Spec(dim=meta.num_classes * meta.dim, num_arms=meta.num_classes,
                     action_kind="index")
+
+    def assumptions(self) -> Assumptions:
+        """Rewards in {0, 1} (plus ``noise_std`` Gaussian noise): noise scale
+        ``sqrt(1/4 + noise_std^2)``; no linear parameter."""
+        return Assumptions(noise_std=float(np.sqrt(0.25 + float(self.noise_std) ** 2)))
 
     def init(self, key: jax.Array) -> ClassificationEnvState:
         if self.instance_seed is not None:

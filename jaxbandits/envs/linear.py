@@ -18,13 +18,38 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
-from jaxbandits.core import Context, Env, Feedback, Spec, check_choice, check_positive, float_dtype
+from jaxbandits.core import (
+    Assumptions,
+    Context,
+    Env,
+    Feedback,
+    Spec,
+    check_choice,
+    check_positive,
+    float_dtype,
+)
 from jaxbandits.registry import register_env
 
-__all__ = ["LinearEnv", "LinearEnvState", "LinearSphereEnv", "draw_vectors"]
+__all__ = [
+    "LinearEnv",
+    "LinearEnvState",
+    "LinearSphereEnv",
+    "draw_vectors",
+    "theta_assumptions",
+]
 
 THETA_PRIORS = ("sphere", "gaussian")
 ARM_PRIORS = ("sphere", "gaussian", "cube")
+
+
+def theta_assumptions(theta_prior: str, noise_std, prior_var, dim: int,
+                      scale: float = 1.0) -> Assumptions:
+    """The assumptions of a linear model with theta* drawn as ``theta_prior`` (times ``scale``)
+    and reward noise ``noise_std``: a Gaussian prior as drawn, or for the sphere the isotropic
+    Gaussian with its second moment (``scale^2 / d``) and the exact norm ``scale``."""
+    if theta_prior == "gaussian":
+        return Assumptions.gaussian_prior(float(noise_std), float(prior_var) * scale**2, dim)
+    return Assumptions.sphere_prior(float(noise_std), scale, dim)
 
 
 def draw_vectors(
@@ -106,6 +131,11 @@ class LinearEnv(Env):
         fixed = not self.fresh_arms and type(self).observe is LinearEnv.observe
         return Spec(dim=self.dim, num_arms=self.num_arms, action_kind="index", fixed_arms=fixed)
 
+    def assumptions(self) -> Assumptions:
+        """Noise ``noise_std``; theta* ~ N(0, prior_var I), or uniform on the unit sphere
+        (prior variance 1/d per coordinate, ``||theta*|| = 1``)."""
+        return theta_assumptions(self.theta_prior, self.noise_std, self.prior_var, self.dim)
+
     def _draw_theta(self, key: jax.Array) -> jax.Array:
         return draw_vectors(key, (self.dim,), self.theta_prior, jnp.sqrt(self.prior_var))
 
@@ -160,6 +190,9 @@ class LinearSphereEnv(Env):
 
     def spec(self) -> Spec:
         return Spec(dim=self.dim, num_arms=0, action_kind="vector")
+
+    def assumptions(self) -> Assumptions:
+        return theta_assumptions(self.theta_prior, self.noise_std, self.prior_var, self.dim)
 
     def init(self, key: jax.Array) -> jax.Array:
         return draw_vectors(key, (self.dim,), self.theta_prior, jnp.sqrt(self.prior_var))

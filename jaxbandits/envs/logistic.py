@@ -21,8 +21,8 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
-from jaxbandits.core import Context, Feedback, check_choice, check_positive
-from jaxbandits.envs.linear import LinearEnv, LinearEnvState
+from jaxbandits.core import Assumptions, Context, Feedback, check_choice, check_positive
+from jaxbandits.envs.linear import LinearEnv, LinearEnvState, theta_assumptions
 from jaxbandits.registry import register_env
 
 __all__ = ["LogisticBernoulliEnv", "LogisticEnv"]
@@ -55,6 +55,15 @@ class LogisticEnv(LinearEnv):
 
     theta_scale: float = 1.0
     reward_kind: str = struct.field(pytree_node=False, default="gaussian")
+
+    agent_families = ("baseline", "linear", "glm")
+
+    def assumptions(self) -> Assumptions:
+        """theta* as :class:`LinearEnv` draws it, times ``theta_scale``; the noise of a reward
+        around its mean: ``noise_std``, or 1/2 for Bernoulli rewards (1/2-sub-Gaussian)."""
+        noise = 0.5 if self.reward_kind == "bernoulli" else self.noise_std
+        return theta_assumptions(self.theta_prior, noise, self.prior_var, self.dim,
+                                 float(self.theta_scale))
 
     def validate(self) -> None:
         super().validate()

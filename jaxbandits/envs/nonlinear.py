@@ -78,6 +78,8 @@ class NonlinearEnv(Env):
       instance_seed: if set, every run shares the instance drawn from this seed.
     """
 
+    agent_families = ("baseline", "linear", "neural")
+
     dim: int = struct.field(pytree_node=False, default=20)
     num_arms: int = struct.field(pytree_node=False, default=50)
     noise_std: float = 0.5

@@ -61,6 +61,7 @@ import numpy as np
 from flax import struct
 
 from jaxbandits.core import (
+    Assumptions,
     Context,
     Env,
     Feedback,
@@ -186,6 +187,11 @@ class OBDReplayEnv(Env):
     name = "obd-replay"
     description = "Open Bandit Dataset replay, K = 5 candidates (reports accepted rounds and CTR)"
     paper = "seed-002 App. J.1 (Saito et al. 2020 data)"
+    agent_families = ("baseline", "linear", "glm", "neural", "neural-logistic")
+
+    def assumptions(self) -> Assumptions:
+        """Click rewards in {0, 1}: noise scale 1/2; no linear parameter."""
+        return Assumptions(noise_std=0.5)
 
     campaign: str = struct.field(pytree_node=False, default="men+women")
     path: str | os.PathLike | None = struct.field(pytree_node=False, default=None)

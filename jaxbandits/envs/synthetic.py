@@ -34,6 +34,7 @@ import jax.numpy as jnp
 from flax import struct
 
 from jaxbandits.core import (
+    Assumptions,
     Env,
     Feedback,
     Spec,
@@ -104,6 +105,11 @@ class NeuralLogSyntheticEnv(Env):
     name = "neurallog-synthetic"
     description = "Bernoulli(sigmoid(h(x))), h one of six nonlinear functions, K pool arms a round"
     paper = "Bae & Lee 2025, Neural Logistic Bandits (seed-002 section 4.2)"
+    agent_families = ("baseline", "glm", "neural", "neural-logistic")
+
+    def assumptions(self) -> Assumptions:
+        """Bernoulli rewards: noise scale 1/2 (1/2-sub-Gaussian); no linear parameter."""
+        return Assumptions(noise_std=0.5)
 
     dim: int = struct.field(pytree_node=False, default=20)
     num_arms: int = struct.field(pytree_node=False, default=5)

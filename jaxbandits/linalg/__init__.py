@@ -17,6 +17,7 @@ from jaxbandits.linalg.ensemble import (
     prior_factor,
 )
 from jaxbandits.linalg.glm import (
+    AUTO_BUFFER,
     LINKS,
     REDUCTIONS,
     GLMData,
@@ -55,6 +56,7 @@ from jaxbandits.linalg.ridge import (
 __all__ = [
     "EnsembleState",
     "FACTOR_INITS",
+    "AUTO_BUFFER",
     "GLMData",
     "LINKS",
     "PERTURBATIONS",

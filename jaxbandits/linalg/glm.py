@@ -27,9 +27,10 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
-from jaxbandits.core import float_dtype
+from jaxbandits.core import AUTO_BUFFER, float_dtype
 
 __all__ = [
+    "AUTO_BUFFER",
     "LINKS",
     "REDUCTIONS",
     "GLMData",
@@ -214,41 +215,42 @@ class GLMData(struct.PyTreeNode):
       counts: ``(N,)`` pulls per arm, or 1 for a filled buffer row and 0 for an empty one.
       rewards: ``(N,)`` reward sums per arm, or each row's reward.
       num_obs: ``()`` int32, observations so far (a buffer keeps the last ``B``).
+      per_arm: static; True for per-arm statistics, False for a ring buffer.
     """
 
     features: jax.Array
     counts: jax.Array
     rewards: jax.Array
     num_obs: jax.Array
+    per_arm: bool = struct.field(pytree_node=False, default=False)
 
 
-def glm_data_init(num_rows: int, dim: int, dtype=None) -> GLMData:
-    """Empty data of ``num_rows`` rows (K arms, or a buffer of B rows)."""
+def glm_data_init(num_rows: int, dim: int, dtype=None, *, per_arm: bool = False) -> GLMData:
+    """Empty data of ``num_rows`` rows (K arms with ``per_arm``, or a buffer of B rows)."""
     dtype = dtype or float_dtype()
     return GLMData(
         features=jnp.zeros((num_rows, dim), dtype),
         counts=jnp.zeros((num_rows,), dtype),
         rewards=jnp.zeros((num_rows,), dtype),
         num_obs=jnp.zeros((), jnp.int32),
+        per_arm=per_arm,
     )
 
 
 def glm_data_for_spec(name: str, spec, buffer_size: int | None) -> GLMData:
-    """Empty data for an agent called ``name`` on ``spec``: per-arm statistics (K rows) when
-    ``buffer_size`` is None, else a ring buffer of ``buffer_size`` rows.
+    """Empty data for an agent called ``name`` on ``spec``: a ring buffer of ``buffer_size``
+    rows, or for ``buffer_size=None`` the agent's own choice: exact per-arm statistics (K rows)
+    on a fixed arm set (``spec.fixed_arms``), else a ring buffer of :data:`AUTO_BUFFER` rows
+    (per-arm statistics would merge different feature vectors when the arms change).
 
-    Raises ``ValueError`` when the agent cannot act on ``spec`` (not a finite arm set), or when
-    per-arm statistics are asked for on an arm set that changes between rounds
-    (``spec.fixed_arms`` False): they would merge different feature vectors.
+    Raises ``ValueError`` when the agent cannot act on ``spec`` (not a finite arm set).
     """
     if spec.action_kind != "index":
         raise ValueError(f"{name}: needs a finite arm set (action kind 'index'), got "
                          f"{spec.action_kind!r}")
-    if buffer_size is None and not spec.fixed_arms:
-        raise ValueError(f"{name}: the environment's arm set changes between rounds, so per-arm "
-                         f"statistics (buffer_size=None) do not apply; set buffer_size=B for a "
-                         f"ring buffer of the last B observations (B >= horizon keeps all data)")
-    return glm_data_init(spec.num_arms if buffer_size is None else buffer_size, spec.dim)
+    if buffer_size is None and spec.fixed_arms:
+        return glm_data_init(spec.num_arms, spec.dim, per_arm=True)
+    return glm_data_init(AUTO_BUFFER if buffer_size is None else buffer_size, spec.dim)
 
 
 def glm_data_add(
