@@ -52,6 +52,8 @@ DEFAULT_EXPERIMENT: dict[str, Any] = {
 }
 RESUME_MARKER = ".jaxbandits-run"  # a checkpointed run's command, for its resume
 RESULT_FILES = ("*.npz", "*.json", "*.npy", "*.png", "summary.md")  # what a run writes
+#: The built-in metrics; ``plot`` / ``compare --metric`` also take the extra metrics the loaded
+#: results record (``Result.metrics``, such as a dueling environment's ``weak_regret``).
 METRICS = ("regret", "reward", "ctr", "accepted")
 _TRUE, _FALSE = ("true", "1", "yes"), ("false", "0", "no")
 
@@ -137,8 +139,9 @@ def _parser() -> argparse.ArgumentParser:
     plot.add_argument("--out", default=None,
                       help="the PNG to write (default: DIR/<metric>.png for one folder, else "
                            "./<metric>.png)")
-    plot.add_argument("--metric", choices=METRICS, default=None,
-                      help="what to plot (default: regret, or CTR for replay results)")
+    plot.add_argument("--metric", default=None,
+                      help=f"what to plot: {', '.join(METRICS)} or an extra metric the results "
+                           "record (default: regret, or CTR for replay results)")
     plot.add_argument("--log-x", action="store_true", help="logarithmic round axis")
     plot.add_argument("--log-y", action="store_true", help="logarithmic value axis")
     plot.add_argument("--title", default=None, help="the figure's title")
@@ -149,8 +152,9 @@ def _parser() -> argparse.ArgumentParser:
         help="table of saved results, with paired differences under common random numbers")
     compare.add_argument("paths", nargs="+", metavar="DIR",
                          help="results folders (every result in them) or result files")
-    compare.add_argument("--metric", choices=METRICS, default=None,
-                         help="what to compare (default: regret, or CTR for replay results)")
+    compare.add_argument("--metric", default=None,
+                         help=f"what to compare: {', '.join(METRICS)} or an extra metric the "
+                              "results record (default: regret, or CTR for replay results)")
     compare.add_argument("--baseline", default=None,
                          help="the result the others are compared with (default: the first)")
     compare.set_defaults(handler=_compare)
@@ -641,7 +645,7 @@ def _plot(args: argparse.Namespace) -> int:
     import jaxbandits as jb
 
     results = _load_results(args.paths)
-    metric = args.metric or _default_metric(results)
+    metric = _check_metric(args.metric, results) or _default_metric(results)
     if args.out is not None:
         path = Path(args.out)
     else:
@@ -658,7 +662,7 @@ def _compare(args: argparse.Namespace) -> int:
     from jaxbandits.results import _crn_mismatch, paired_difference
 
     results = _load_results(args.paths)
-    metric = args.metric or _default_metric(results)
+    metric = _check_metric(args.metric, results) or _default_metric(results)
     baseline = args.baseline or next(iter(results))
     if baseline not in results:
         raise ValueError(f"--baseline {baseline!r} is not among the results "
@@ -682,6 +686,19 @@ def _compare(args: argparse.Namespace) -> int:
                      _ci(mean, half, r.num_runs, _fmt(metric)), diff])
     _print_rows(f"final {metric}", headers, rows)
     return 0
+
+
+def _check_metric(metric: str | None, results) -> str | None:
+    """``--metric`` as given (None stays None), once every loaded result knows it."""
+    if metric is None:
+        return None
+    lacking = [label for label, r in results.items() if metric not in r.metric_names]
+    if lacking:
+        common = [m for m in next(iter(results.values())).metric_names
+                  if all(m in r.metric_names for r in results.values())]
+        raise ValueError(f"--metric {metric!r} is not a metric of {', '.join(lacking)}; the "
+                         f"results have {', '.join(common) or 'no metric in common'}")
+    return metric
 
 
 def _default_metric(results) -> str:
@@ -710,7 +727,9 @@ def _ci(mean: float, half: float, runs: int, fmt: str = ",.2f") -> str:
 def _table_rows(results) -> tuple[str, list[str], list[list[str]]]:
     replay = any(r.replay for r in results.values())
     what = "final CTR (mean ± 95% CI)" if replay else "final regret (mean ± 95% CI)"
+    extra = list(dict.fromkeys(m for r in results.values() for m in r.metrics))
     headers = ["agent", what] + (["accepted"] if replay else []) + [
+        f"final {m} (mean ± 95% CI)" for m in extra] + [
         "wall time (s)", "compile (s)", "seed-steps/s"]
     rows = []
     for name, r in results.items():
@@ -718,6 +737,8 @@ def _table_rows(results) -> tuple[str, list[str], list[list[str]]]:
         cells = [name, _ci(mean, half, r.num_runs, ",.4f" if r.replay else ",.2f")]
         if replay:
             cells.append(f"{r.final('accepted')[0]:,.0f}" if r.replay else "")
+        for m in extra:  # empty for a result without this metric
+            cells.append(_ci(*r.final(m), r.num_runs, _fmt(m)) if m in r.metrics else "")
         cells += [f"{r.wall_time:.2f}", f"{r.compile_time:.2f}",
                   f"{r.seed_steps_per_second:,.0f}"]
         rows.append(cells)

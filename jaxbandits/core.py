@@ -78,6 +78,9 @@ class Spec:
         is the same ``(K, d)`` array in every round, arm k always the same vector), so agents
         may keep per-arm statistics across rounds (LinUCB's incremental widths). False unless
         the environment guarantees it.
+      metrics: names of the extra per-round metrics in ``Feedback.metrics`` (e.g.
+        ``("weak_regret",)`` for dueling): the runner records their cumulative sums beside
+        regret and reward, and results, plots and summaries show them.
     """
 
     dim: int = struct.field(pytree_node=False)
@@ -86,6 +89,7 @@ class Spec:
     feedback_kind: str = struct.field(pytree_node=False, default="reward")
     replay: bool = struct.field(pytree_node=False, default=False)
     fixed_arms: bool = struct.field(pytree_node=False, default=False)
+    metrics: tuple[str, ...] = struct.field(pytree_node=False, default=())
 
 
 @dataclasses.dataclass(frozen=True)
@@ -146,11 +150,14 @@ class Feedback:
       regret: ``()`` the exact instantaneous pseudo-regret, ``max_x f*(x) - f*(action)``.
       accepted: ``()`` bool, for replay environments: whether the round counted. Always True
         for simulated environments.
+      metrics: ``{name: ()}`` the extra per-round metrics the spec names (``Spec.metrics``);
+        the runner accumulates each like the regret.
     """
 
     reward: jax.Array
     regret: jax.Array
     accepted: jax.Array | bool = True
+    metrics: dict[str, jax.Array] = struct.field(default_factory=dict)
 
 
 class Env(struct.PyTreeNode):

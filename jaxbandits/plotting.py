@@ -15,12 +15,24 @@ import numpy as np
 
 from jaxbandits.results import Result
 
-__all__ = ["plot_regret"]
+__all__ = ["metric_label", "plot_regret"]
 
 # Line styles cycled together with the colours (10 x 4: 20 distinct pairs), so that curves stay
 # distinguishable where they overlap (a dashed line over a solid one shows both) and in greyscale.
 _LINE_STYLES = ("-", "--", "-.", ":")
 _BAND_NOTE = "shaded: 95% CI of the mean"
+
+
+_LABELS = {"regret": "cumulative regret", "reward": "cumulative reward",
+           "ctr": "click-through rate (accepted rounds)", "accepted": "accepted rounds"}
+
+
+def metric_label(metric: str) -> str:
+    """The axis label of ``metric``: the built-in ones by name, an extra (environment) metric
+    as its cumulative sum in words (``"weak_regret"`` -> ``"cumulative weak regret"``)."""
+    if metric in _LABELS:
+        return _LABELS[metric]
+    return "cumulative " + " ".join(metric.replace("_", " ").split())
 
 
 def plot_regret(
@@ -44,9 +56,11 @@ def plot_regret(
     Args:
       results: ``{label: Result}`` (as returned by ``compare`` / ``sweep``), a list, or one result.
       path: if given, the figure is written there as PNG.
-      metric: ``"regret"``, ``"reward"``, or for replay results ``"ctr"`` or ``"accepted"``;
-        default: the results' :attr:`~jaxbandits.Result.default_metric` (regret, or CTR when
-        the results are replay results).
+      metric: ``"regret"``, ``"reward"``, for replay results ``"ctr"`` or ``"accepted"``, or
+        an extra metric the results record (:attr:`~jaxbandits.Result.metrics`, such as
+        ``"weak_regret"``: labelled "cumulative weak regret"); default: the results'
+        :attr:`~jaxbandits.Result.default_metric` (regret, or CTR when the results are replay
+        results).
       log_x / log_y: logarithmic axes.
       band: shade the 95% Student-t confidence band of the mean.
       title: the axes' title.
@@ -78,6 +92,10 @@ def plot_regret(
             raise ValueError("plot_regret: replay and non-replay results have different default "
                              "metrics; pass metric='reward' to plot them together")
         metric = defaults.pop() if defaults else "regret"
+    for label, result in results.items():
+        if metric not in _LABELS and metric not in result.metrics:
+            raise ValueError(f"plot_regret: result {label!r} has no metric {metric!r}; its "
+                             f"metrics are {', '.join(result.metric_names)}")
     if ax is None:
         fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=120)
     else:
@@ -94,9 +112,7 @@ def plot_regret(
             banded = True
     replay = any(r.replay for r in results.values())
     ax.set_xlabel("logged events t" if replay else "round t")
-    ax.set_ylabel({"regret": "cumulative regret", "reward": "cumulative reward",
-                   "ctr": "click-through rate (accepted rounds)",
-                   "accepted": "accepted rounds"}.get(metric, metric))
+    ax.set_ylabel(metric_label(metric))
     if log_x:
         ax.set_xscale("log")
     if log_y:

@@ -11,6 +11,10 @@ validates everything against the JSON, and no pickle is ever written or read. Th
 (:meth:`Result.mean`, :meth:`Result.confidence_band`, :meth:`Result.final`) reduce over blocks of
 runs with float64 accumulators, so a memory-mapped result never needs to fit in memory.
 
+Environments that report extra per-round metrics (``Spec.metrics``, such as a dueling
+environment's weak regret) add one cumulative curve per metric (:attr:`Result.metrics`), stored
+beside the others (``metric.<name>`` arrays) and understood wherever a metric name is.
+
 Replay environments (logged data, ``Spec.replay``) have no regret: their results also hold the
 cumulative number of accepted rounds, and their headline metric (:attr:`Result.default_metric`,
 used by :meth:`Result.final`, :meth:`Result.mean`, the plots and the command line) is the
@@ -28,7 +32,7 @@ import json
 import math
 import zipfile
 import zlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,14 +42,37 @@ from numpy.lib import format as npy_format
 from jaxbandits import _io
 
 __all__ = [
+    "RESERVED_METRICS",
     "Result",
     "ResultWriter",
+    "check_metric_names",
     "common_random_numbers",
     "config_of",
     "environment_info",
     "paired_difference",
     "t_quantile",
 ]
+
+#: Names an extra metric (``Spec.metrics``) may not take: the built-in metrics.
+RESERVED_METRICS = ("regret", "reward", "accepted", "ctr")
+
+
+def check_metric_names(names: Any, where: str) -> tuple[str, ...]:
+    """``names`` as a tuple of extra metric names, or ``ValueError`` naming ``where``: a
+    sequence of distinct strings, each a Python identifier and none of :data:`RESERVED_METRICS`.
+    """
+    if isinstance(names, (str, bytes)) or not isinstance(names, Sequence):
+        raise ValueError(f"{where}: metrics must be a tuple of names, got {names!r}")
+    names = tuple(names)
+    for name in names:
+        if not isinstance(name, str) or not name.isidentifier():
+            raise ValueError(f"{where}: metric names must be Python identifiers, got {name!r}")
+        if name in RESERVED_METRICS:
+            raise ValueError(f"{where}: metric name {name!r} is taken by a built-in metric "
+                             f"({', '.join(RESERVED_METRICS)})")
+    if len(set(names)) != len(names):
+        raise ValueError(f"{where}: metric names must be distinct, got {names!r}")
+    return names
 
 # Two-sided 95% Student-t quantiles t_{0.975, df} for df = 1..30; beyond, the normal 1.96.
 _T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
@@ -70,6 +97,9 @@ class Result:
       cumulative_reward: ``(runs, S)`` cumulative observed reward.
       accepted: ``(runs, S)`` cumulative number of accepted rounds (replay environments), or None.
         With it, ``cumulative_reward`` sums the rewards of accepted rounds only.
+      metrics: ``{name: (runs, S)}`` the cumulative sums of the environment's extra per-round
+        metrics (``Spec.metrics``, in its order), floating; empty for most environments. Each
+        name is a metric of :meth:`mean`, :meth:`final`, :meth:`to_dataframe`...
       wall_time: seconds spent running, compile excluded.
       compile_time: seconds spent compiling.
       name: a label (the agent's name, or a grid point's).
@@ -90,6 +120,7 @@ class Result:
     agent_config: dict[str, Any] = dataclasses.field(default_factory=dict)
     extras: dict[str, Any] = dataclasses.field(default_factory=dict)
     run_info: dict[str, Any] = dataclasses.field(default_factory=dict)
+    metrics: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
 
     @property
     def num_runs(self) -> int:
@@ -108,6 +139,13 @@ class Result:
     def default_metric(self) -> str:
         """The headline metric: ``"ctr"`` for replay results, else ``"regret"``."""
         return "ctr" if self.replay else "regret"
+
+    @property
+    def metric_names(self) -> tuple[str, ...]:
+        """Every metric name this result understands: ``"regret"``, ``"reward"``, for replay
+        results ``"ctr"`` and ``"accepted"``, then the extra metrics (:attr:`metrics`)."""
+        builtin = ("regret", "reward") + (("ctr", "accepted") if self.replay else ())
+        return builtin + tuple(self.metrics)
 
     @property
     def seed_steps_per_second(self) -> float:
@@ -129,9 +167,11 @@ class Result:
             raise ValueError(f"metric {metric!r} needs a replay result (with `accepted`)")
         sources = {"regret": (self.cumulative_regret,), "reward": (self.cumulative_reward,),
                    "accepted": (self.accepted,), "ctr": (self.cumulative_reward, self.accepted)}
-        if metric not in sources:
-            raise ValueError(f"metric must be 'regret', 'reward', 'ctr' or 'accepted', got "
-                             f"{metric!r}")
+        if isinstance(metric, str) and metric in self.metrics and metric not in sources:
+            sources[metric] = (self.metrics[metric],)
+        if not isinstance(metric, str) or metric not in sources:
+            raise ValueError(f"metric must be one of {', '.join(map(repr, self.metric_names))} "
+                             f"(for result {self.name!r}), got {metric!r}")
         arrays = sources[metric]
         runs, width = arrays[0].shape[0], len(range(arrays[0].shape[1])[columns])
         rows = max(1, _BLOCK_BYTES // (8 * len(arrays) * max(width, 1)))
@@ -168,8 +208,10 @@ class Result:
     def mean(self, metric: str | None = None) -> np.ndarray:
         """``(S,)`` mean over runs of ``metric`` (default :attr:`default_metric`), float64.
 
-        Metrics: ``"regret"`` and ``"reward"`` (cumulative), and for replay results ``"ctr"``
-        (each run's clicks over its accepted rounds so far) and ``"accepted"`` (cumulative).
+        Metrics: ``"regret"`` and ``"reward"`` (cumulative), for replay results ``"ctr"``
+        (each run's clicks over its accepted rounds so far) and ``"accepted"`` (cumulative), and
+        the environment's extra metrics (the names of :attr:`metrics`, cumulative). Any other
+        name raises ``ValueError`` listing :attr:`metric_names`.
         """
         return self._moments(metric)[0]
 
@@ -197,7 +239,7 @@ class Result:
         Args:
           metrics: a metric name or a sequence of them (see :meth:`mean`); default
             ``("regret", "reward")``, or for replay results ``("ctr", "reward", "accepted")``
-            (their regret is always 0).
+            (their regret is always 0), followed by the extra metrics (:attr:`metrics`).
 
         Raises:
           ImportError: pandas is not installed (``pip install pandas``).
@@ -213,6 +255,7 @@ class Result:
             raise ImportError("Result.to_dataframe needs pandas: pip install pandas") from err
         if metrics is None:
             metrics = ("ctr", "reward", "accepted") if self.replay else ("regret", "reward")
+            metrics += tuple(self.metrics)
         metrics = [metrics] if isinstance(metrics, str) else list(metrics)
         if not metrics or len(set(metrics)) != len(metrics):
             raise ValueError(f"metrics must be distinct metric names, got {metrics!r}")
@@ -256,7 +299,8 @@ class Result:
         ``.npy`` per array (memory-mapped read-only, for results larger than memory). Everything
         is checked: the JSON's keys and types, that the arrays are the ones it lists with its
         shapes and dtypes, floating curves of shape ``(runs, S)``, integer ``steps`` positive and
-        increasing, ``accepted`` present exactly for replay results. No pickle is ever loaded.
+        increasing, ``accepted`` present exactly for replay results, extra metrics
+        (``metric.<name>``) with valid names. No pickle is ever loaded.
 
         Raises:
           FileNotFoundError: there is no ``<path>.json``.
@@ -273,7 +317,7 @@ class Result:
         else:
             arrays = {}
             for name in listed:
-                file = _sibling(stem, f".{_NPY_NAMES[name]}.npy")
+                file = _sibling(stem, f".{_npy_name(name)}.npy")
                 if not file.exists():
                     raise ValueError(f"{str(file)!r} is missing: {str(json_path)!r} lists "
                                      f"{name!r} in it")
@@ -284,18 +328,22 @@ class Result:
         if listed is not None and meta.pop("replay") != ("accepted" in arrays):
             raise ValueError(f"{str(json_path)!r} disagrees with its arrays on whether this is "
                              f"a replay result")
-        return cls(**arrays, **meta)
+        order = list(listed) if listed is not None else list(arrays)
+        metrics = {name[len(_METRIC_PREFIX):]: arrays.pop(name) for name in order
+                   if name.startswith(_METRIC_PREFIX)}
+        return cls(**arrays, **meta, metrics=metrics)
 
 
 class ResultWriter:
     """Writes a result too big for memory block by block, as one ``.npy`` per curve.
 
     Creates ``<path>.regret.npy``, ``<path>.reward.npy`` (and ``<path>.accepted.npy`` when
-    ``replay``), each ``(num_runs, S)`` of ``dtype``, preallocated; :meth:`write` fills blocks of
-    runs with positioned writes (resident memory stays one block); :meth:`finish` writes
-    ``<path>.steps.npy`` and, last and atomically, ``<path>.json`` (``"storage": "npy"``), and
-    returns the :class:`Result` with read-only memory-mapped curves. Until then no result loads
-    under ``path`` (an older one is removed when the writer starts).
+    ``replay``, and ``<path>.metric.<name>.npy`` for each extra metric), each ``(num_runs, S)``
+    of ``dtype``, preallocated; :meth:`write` fills blocks of runs with positioned writes
+    (resident memory stays one block); :meth:`finish` writes ``<path>.steps.npy`` and, last and
+    atomically, ``<path>.json`` (``"storage": "npy"``), and returns the :class:`Result` with
+    read-only memory-mapped curves. Until then no result loads under ``path`` (an older one is
+    removed when the writer starts).
 
     Args:
       path: the result's name (as for :meth:`Result.save`; the whole name is kept).
@@ -303,6 +351,7 @@ class ResultWriter:
       steps: ``(S,)`` the recorded steps (positive, increasing).
       replay: whether to record ``accepted`` rounds (replay environments).
       dtype: the curves' floating dtype.
+      metrics: the names of the extra metrics (``Spec.metrics``) to record, in order.
 
     Example::
 
@@ -313,7 +362,7 @@ class ResultWriter:
     """
 
     def __init__(self, path: str | Path, num_runs: int, steps, *, replay: bool,
-                 dtype=np.float32):
+                 dtype=np.float32, metrics: Sequence[str] = ()):
         self.stem = _stem(path)
         steps = np.asarray(steps)
         if steps.ndim != 1:
@@ -327,27 +376,36 @@ class ResultWriter:
         if not np.issubdtype(self.dtype, np.floating):
             raise ValueError(f"dtype must be floating, got {self.dtype}")
         self.num_runs, self.replay = int(num_runs), bool(replay)
+        self.metrics = check_metric_names(metrics, "ResultWriter")
         _io.check_writable_dir(self.stem.parent)
         _io.remove(_sibling(self.stem, ".json"))
-        names = _CURVES if self.replay else _CURVES[:2]
+        names = (_CURVES if self.replay else _CURVES[:2]) + tuple(
+            _METRIC_PREFIX + m for m in self.metrics)
         shape = (self.num_runs, len(self.steps))
         self._rows = {}
         try:
             for name in names:
-                file = _sibling(self.stem, f".{_NPY_NAMES[name]}.npy")
+                file = _sibling(self.stem, f".{_npy_name(name)}.npy")
                 self._rows[name] = _io.NpyRows.create(file, shape, self.dtype)
         except BaseException:
             self.close()
             raise
 
-    def write(self, start: int, regret_rows, reward_rows, accepted_rows=None) -> None:
+    def write(self, start: int, regret_rows, reward_rows, accepted_rows=None,
+              metric_rows: Mapping[str, Any] | None = None) -> None:
         """Writes runs ``start .. start + rows - 1``: each argument ``(rows, S)``; ``accepted_rows``
-        exactly when ``replay``."""
+        exactly when ``replay``; ``metric_rows`` ``{name: (rows, S)}`` for exactly the writer's
+        ``metrics``."""
         if (accepted_rows is not None) != self.replay:
             raise ValueError("accepted_rows must be given exactly for a replay result "
                              f"(replay={self.replay})")
+        metric_rows = {} if metric_rows is None else dict(metric_rows)
+        if set(metric_rows) != set(self.metrics):
+            raise ValueError(f"metric_rows must give exactly the metrics {list(self.metrics)}, "
+                             f"got {sorted(metric_rows)}")
         blocks = {"cumulative_regret": regret_rows, "cumulative_reward": reward_rows,
                   "accepted": accepted_rows}
+        blocks.update({_METRIC_PREFIX + m: rows for m, rows in metric_rows.items()})
         sizes = {np.shape(b)[0] for b in blocks.values() if b is not None}
         if len(sizes) != 1:
             raise ValueError(f"the row blocks have different numbers of rows: {sorted(sizes)}")
@@ -528,6 +586,9 @@ _BLOCK_BYTES = 1 << 25  # float64 bytes per block of runs in the statistics (32 
 _CURVES = ("cumulative_regret", "cumulative_reward", "accepted")
 _NPY_NAMES = {"steps": "steps", "cumulative_regret": "regret", "cumulative_reward": "reward",
               "accepted": "accepted"}
+# An extra metric ``name`` is the array ``metric.<name>`` (in the .npz, and in the JSON's
+# "arrays" in the environment's order), stored by ``save_to`` as ``<path>.metric.<name>.npy``.
+_METRIC_PREFIX = "metric."
 _META_TYPES = {"name": (str,), "wall_time": (int, float), "compile_time": (int, float),
                "env_config": (dict,), "agent_config": (dict,), "extras": (dict,),
                "run_info": (dict,)}
@@ -560,12 +621,22 @@ def _sibling(stem: Path, suffix: str) -> Path:
     return stem.with_name(stem.name + suffix)
 
 
+def _npy_name(array: str) -> str:
+    """The middle of an array's ``.npy`` file name: ``<path>.<this>.npy``."""
+    return array if array.startswith(_METRIC_PREFIX) else _NPY_NAMES[array]
+
+
 def _result_arrays(result: Result) -> dict[str, np.ndarray]:
     arrays = {"steps": np.asarray(result.steps),
               "cumulative_regret": np.asarray(result.cumulative_regret),
               "cumulative_reward": np.asarray(result.cumulative_reward)}
     if result.accepted is not None:
         arrays["accepted"] = np.asarray(result.accepted)
+    if not isinstance(result.metrics, dict):
+        raise ValueError(f"result {result.name!r}: metrics must be a dict {{name: (runs, S)}}, "
+                         f"got {type(result.metrics).__name__}")
+    for name, values in result.metrics.items():
+        arrays[_METRIC_PREFIX + str(name)] = np.asarray(values)
     return arrays
 
 
@@ -615,9 +686,13 @@ def _read_result_json(path: Path) -> tuple[dict, str, dict | None]:
         raise ValueError(f"{where}: 'replay' must be true or false, got {meta['replay']!r}")
     listed = meta["arrays"]
     names = {"steps", *(_CURVES if meta["replay"] else _CURVES[:2])}
-    if not isinstance(listed, dict) or set(listed) != names:
+    extra = set(listed) - names if isinstance(listed, dict) else set()
+    if not isinstance(listed, dict) or not names <= set(listed) or not all(
+            n.startswith(_METRIC_PREFIX) for n in extra):
         found = sorted(listed) if isinstance(listed, dict) else listed
-        raise ValueError(f"{where}: 'arrays' must list {sorted(names)}, got {found}")
+        raise ValueError(f"{where}: 'arrays' must list {sorted(names)} and any extra metrics "
+                         f"as '{_METRIC_PREFIX}<name>', got {found}")
+    check_metric_names([n[len(_METRIC_PREFIX):] for n in listed if n in extra], where)
     for name, entry in listed.items():
         ok = isinstance(entry, dict) and set(entry) == {"shape", "dtype"} \
             and isinstance(entry["shape"], list) and isinstance(entry["dtype"], str) \
@@ -662,7 +737,7 @@ def _check_listed(arrays: dict, listed: dict, json_path: Path, stem: Path, stora
         if storage == "npz":
             return repr(str(_sibling(stem, ".npz")))
         return "the .npy files" if name is None else repr(str(_sibling(stem,
-                                                                        f".{_NPY_NAMES[name]}.npy")))
+                                                                        f".{_npy_name(name)}.npy")))
 
     if set(arrays) != set(listed):
         missing, extra = sorted(set(listed) - set(arrays)), sorted(set(arrays) - set(listed))
@@ -694,14 +769,17 @@ def _check_arrays(arrays: dict, where: str) -> None:
     """Names, dtypes and shapes of a result's arrays (see :meth:`Result.load`)."""
     required = {"steps", "cumulative_regret", "cumulative_reward"}
     names = set(arrays)
-    if not required <= names or not names <= required | {"accepted"}:
+    metrics = [n for n in arrays if n.startswith(_METRIC_PREFIX)]
+    unexpected = names - required - {"accepted"} - set(metrics)
+    if not required <= names or unexpected:
         raise ValueError(f"{where}: arrays must be {sorted(required)} and optionally "
-                         f"'accepted'; missing {sorted(required - names)}, unexpected "
-                         f"{sorted(names - required - {'accepted'})}")
+                         f"'accepted' and '{_METRIC_PREFIX}<name>' metrics; missing "
+                         f"{sorted(required - names)}, unexpected {sorted(unexpected)}")
+    check_metric_names([n[len(_METRIC_PREFIX):] for n in metrics], where)
     steps = arrays["steps"]
     _check_steps(steps, where)
     shape = None
-    for name in ("cumulative_regret", "cumulative_reward", "accepted"):
+    for name in ("cumulative_regret", "cumulative_reward", "accepted", *metrics):
         if name not in arrays:
             continue
         array = arrays[name]

@@ -36,7 +36,7 @@ from flax import struct
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from jaxbandits.core import Agent, Env, float_dtype
-from jaxbandits.results import Result, config_of, environment_info
+from jaxbandits.results import Result, check_metric_names, config_of, environment_info
 
 __all__ = [
     "compare",
@@ -76,12 +76,13 @@ class Carry(struct.PyTreeNode):
     Attributes:
       env_state / agent_state: the instance and the agent's state.
       keys: the run's key streams.
-      cumulative: ``(3,)`` cumulative regret, reward and accepted rounds.
-      records: ``(S + 1, 3)`` the cumulative values at the recorded steps (the last row is a
-        scratch slot written by unrecorded steps).
-      bad_step: ``(2,)`` int32, the first round with a non-finite reward or regret, and the
-        first round whose action was out of range (an index outside ``[0, K)``, a non-finite
-        vector), each -1 if none.
+      cumulative: ``(3 + M,)`` cumulative regret, reward and accepted rounds, then the M extra
+        metrics of the environment (``Spec.metrics``, in its order).
+      records: ``(S + 1, 3 + M)`` the cumulative values at the recorded steps (the last row is
+        a scratch slot written by unrecorded steps).
+      bad_step: ``(2,)`` int32, the first round with a non-finite reward, regret or extra
+        metric, and the first round whose action was out of range (an index outside ``[0, K)``,
+        a non-finite vector), each -1 if none.
     """
 
     env_state: PyTree
@@ -97,12 +98,13 @@ def init_run(env: Env, agent: Agent, key: jax.Array, run_id: jax.Array, num_slot
     run_key = jax.random.fold_in(key, run_id)
     streams = [jax.random.fold_in(run_key, i) for i in range(6)]
     dtype = float_dtype()
+    columns = _num_columns(env.spec())
     return Carry(
         env_state=env.init(streams[0]),
         agent_state=agent.init(streams[1], env.spec()),
         keys=RunKeys(*streams[2:]),
-        cumulative=jnp.zeros((3,), dtype),
-        records=jnp.zeros((num_slots + 1, 3), dtype),
+        cumulative=jnp.zeros((columns,), dtype),
+        records=jnp.zeros((num_slots + 1, columns), dtype),
         bad_step=jnp.full((2,), -1, jnp.int32),
     )
 
@@ -126,9 +128,12 @@ def step_run(env: Env, agent: Agent, carry: Carry, t: jax.Array, steps: jax.Arra
         )
     reward = jnp.asarray(feedback.reward, dtype)
     regret = jnp.asarray(feedback.regret, dtype)
-    cumulative = carry.cumulative + jnp.stack([regret, reward * accepted, accepted])
-    bad = jnp.stack([~(jnp.isfinite(reward) & jnp.isfinite(regret)),
-                     ~_action_in_range(env.spec(), action)])
+    extra = [jnp.asarray(feedback.metrics[name], dtype) for name in env.spec().metrics]
+    cumulative = carry.cumulative + jnp.stack([regret, reward * accepted, accepted, *extra])
+    finite = jnp.isfinite(reward) & jnp.isfinite(regret)
+    for value in extra:
+        finite = finite & jnp.isfinite(value)
+    bad = jnp.stack([~finite, ~_action_in_range(env.spec(), action)])
     bad_step = jnp.where((carry.bad_step < 0) & bad, t, carry.bad_step)
     num_slots = steps.shape[0]
     slot = jnp.minimum(jnp.searchsorted(steps, t + 1), num_slots - 1)
@@ -141,6 +146,11 @@ def step_run(env: Env, agent: Agent, carry: Carry, t: jax.Array, steps: jax.Arra
         records=carry.records.at[slot].set(cumulative),
         bad_step=bad_step,
     )
+
+
+def _num_columns(spec) -> int:
+    """Columns of the cumulative values: regret, reward, accepted, then the extra metrics."""
+    return 3 + len(spec.metrics)
 
 
 def _action_in_range(spec, action: jax.Array) -> jax.Array:
@@ -402,7 +412,9 @@ def simulate(
       UserWarning: the agent's warm-up (``Agent.warmup_rounds``) exceeds the horizon.
 
     Returns:
-      A :class:`~jaxbandits.results.Result` with ``(num_runs, S)`` cumulative regret and reward.
+      A :class:`~jaxbandits.results.Result` with ``(num_runs, S)`` cumulative regret and reward
+      (and, for an environment with extra metrics, ``Spec.metrics``, their cumulative sums in
+      ``Result.metrics``).
 
     Example::
 
@@ -663,7 +675,8 @@ def _play(envs, agents, labels, key, horizon, steps, plan, devices, chunk_size, 
                                       f"{done}) lies outside this experiment")
             if done:
                 carry = _restore_carry(like, arrays, blocks, jax.random.key_impl(key))
-        sink = _Sink(plan, steps, dtype, paths, ckpt, any(e.spec().replay for e in envs))
+        sink = _Sink(plan, steps, dtype, paths, ckpt, any(e.spec().replay for e in envs),
+                     envs[0].spec().metrics)
 
         t0, played = time.perf_counter(), wave_index < plan.num_waves
 
@@ -739,20 +752,29 @@ class _Sink:
     """Where finished blocks' records go: host memory, the result files (``save_to``), or the
     checkpoint's records file (so that a resumed run has them)."""
 
-    def __init__(self, plan: _Plan, steps: np.ndarray, dtype, paths, ckpt, replay: bool):
+    def __init__(self, plan: _Plan, steps: np.ndarray, dtype, paths, ckpt, replay: bool,
+                 metrics: tuple[str, ...] = ()):
         self.plan, self.paths, self.replay, self.dtype = plan, paths, replay, dtype
+        self.metrics = metrics
         self.steps = steps.astype(np.int64)
-        shape = (plan.num_points * plan.num_runs, len(steps), 3)
+        shape = (plan.num_points * plan.num_runs, len(steps), 3 + len(metrics))
         self.memory = self.rows = self.writers = None
         if ckpt is not None:
             self.rows = ckpt.records(shape, dtype)
         elif paths is not None:
-            from jaxbandits.results import ResultWriter
-
-            self.writers = [ResultWriter(p, plan.num_runs, self.steps, replay=replay,
-                                         dtype=dtype) for p in paths]
+            self.writers = [self._writer(p) for p in paths]
         else:
             self.memory = np.zeros(shape, dtype)
+
+    def _writer(self, path):
+        from jaxbandits.results import ResultWriter
+
+        return ResultWriter(path, self.plan.num_runs, self.steps, replay=self.replay,
+                            dtype=self.dtype, metrics=self.metrics)
+
+    def _write_rows(self, writer, start: int, rows: np.ndarray) -> None:
+        writer.write(start, rows[..., 0], rows[..., 1], rows[..., 2] if self.replay else None,
+                     {m: rows[..., 3 + i] for i, m in enumerate(self.metrics)})
 
     def write(self, g: int, start: int, rows: np.ndarray) -> None:
         offset = g * self.plan.num_runs + start
@@ -761,8 +783,7 @@ class _Sink:
         elif self.rows is not None:
             self.rows.write(offset, rows)
         else:
-            self.writers[g].write(start, rows[..., 0], rows[..., 1],
-                                  rows[..., 2] if self.replay else None)
+            self._write_rows(self.writers[g], start, rows)
 
     def flush(self) -> None:
         if self.rows is not None:
@@ -776,18 +797,16 @@ class _Sink:
             return Result(steps=self.steps, cumulative_regret=np.ascontiguousarray(block[..., 0]),
                           cumulative_reward=np.ascontiguousarray(block[..., 1]),
                           accepted=np.ascontiguousarray(block[..., 2]) if self.replay else None,
+                          metrics={m: np.ascontiguousarray(block[..., 3 + i])
+                                   for i, m in enumerate(self.metrics)},
                           **fields)
         if self.writers is None:  # checkpointed and streamed: copy the rows into the result
-            from jaxbandits.results import ResultWriter
-
             source = _read_rows(self.rows)
-            writer = ResultWriter(self.paths[g], n, self.steps, replay=self.replay,
-                                  dtype=self.dtype)
+            writer = self._writer(self.paths[g])
             step = max(1, (64 << 20) // max(1, source[0].nbytes))
             for start in range(0, n, step):
                 rows = np.asarray(source[g * n + start: g * n + min(n, start + step)])
-                writer.write(start, rows[..., 0], rows[..., 1],
-                             rows[..., 2] if self.replay else None)
+                self._write_rows(writer, start, rows)
             return writer.finish(**fields)
         return self.writers[g].finish(**fields)
 
@@ -855,7 +874,8 @@ def _check_memory(env, agent, key, num_slots: int, plan: _Plan, devices, max_mem
             f"({_gib(per_run)} of state per run), more than the {_gib(budget)} available"
             + (" (max_memory)" if max_memory is not None else "")
             + ": lower block_runs or the problem's sizes, or raise max_memory")
-    results = plan.num_points * plan.num_runs * num_slots * 3 * np.dtype(float_dtype()).itemsize
+    results = (plan.num_points * plan.num_runs * num_slots * _num_columns(env.spec())
+               * np.dtype(float_dtype()).itemsize)
     if not streamed and results > _host_available() // 2:
         raise ValueError(
             f"the recorded curves of {plan.num_points * plan.num_runs:,} runs need "
@@ -1111,6 +1131,7 @@ def _check_pair(env: Env, agent: Agent) -> None:
     agent.validate()
     spec = env.spec()
     env_name, agent_name = _label(env), _label(agent)
+    metric_names = check_metric_names(spec.metrics, f"environment {env_name!r}: Spec.metrics")
     if spec.action_kind not in agent.action_kinds:
         raise ValueError(
             f"agent {agent_name!r} cannot act on environment {env_name!r}: it plays "
@@ -1153,6 +1174,7 @@ def _check_pair(env: Env, agent: Agent) -> None:
     except Exception as err:  # noqa: BLE001
         raise ValueError(f"agent {agent_name!r} and environment {env_name!r} do not fit: "
                          f"{err}") from err
+    _check_feedback_metrics(feedback, metric_names, env_name)
     if jax.tree.structure(updated) != jax.tree.structure(state) or any(
         (a.shape, a.dtype) != (b.shape, b.dtype)
         for a, b in zip(jax.tree.leaves(updated), jax.tree.leaves(state), strict=True)
@@ -1161,8 +1183,29 @@ def _check_pair(env: Env, agent: Agent) -> None:
                          "dtypes")
 
 
+def _check_feedback_metrics(feedback, names: tuple[str, ...], env_name: str) -> None:
+    """The (abstract) feedback's ``metrics`` are exactly the spec's names, each a real scalar."""
+    metrics = getattr(feedback, "metrics", {})
+    if not isinstance(metrics, Mapping):
+        raise ValueError(f"environment {env_name!r}: Feedback.metrics must be a dict "
+                         f"{{name: ()}}, got {type(metrics).__name__}")
+    if set(metrics) != set(names):
+        raise ValueError(
+            f"environment {env_name!r}: Feedback.metrics has keys {sorted(metrics)} but "
+            f"Spec.metrics names {list(names)}; they must be the same names")
+    for name in names:
+        value = metrics[name]
+        shape, dtype = getattr(value, "shape", None), getattr(value, "dtype", None)
+        real = dtype is not None and (jnp.issubdtype(dtype, jnp.floating) or jnp.issubdtype(
+            dtype, jnp.integer) or dtype == jnp.bool_)
+        if shape != () or not real:
+            raise ValueError(f"environment {env_name!r}: Feedback.metrics[{name!r}] must be a "
+                             f"real scalar (shape ()), got {dtype} of shape {shape}")
+
+
 def _raise_if_bad(bad: np.ndarray, wave, block_runs: int, labels: list[str], spec) -> None:
-    """Raises for the earliest non-finite reward or out-of-range action among real runs."""
+    """Raises for the earliest non-finite reward (regret, extra metric) or out-of-range action
+    among real runs."""
     for column in (0, 1):
         hits = []
         for i, (g, start, real) in enumerate(wave):
@@ -1173,8 +1216,10 @@ def _raise_if_bad(bad: np.ndarray, wave, block_runs: int, labels: list[str], spe
         step, run, g = min(hits)
         where = f" ({labels[g]})" if len(labels) > 1 else ""
         if column == 0:
+            what = ("reward or regret" if not spec.metrics else
+                    f"reward, regret or metric ({', '.join(spec.metrics)})")
             raise FloatingPointError(
-                f"non-finite reward or regret in run {run}{where} at step {step} (0-based "
+                f"non-finite {what} in run {run}{where} at step {step} (0-based "
                 f"round index); {len(hits)} run(s) affected. Check the environment's "
                 "feedback.")
         allowed = ("a finite vector" if spec.action_kind == "vector" else
@@ -1189,12 +1234,16 @@ def _fingerprint(envs, agents, key, horizon, num_runs, block_runs, steps, labels
     """A digest of everything that determines the numbers (not the layout: chunking and the
     device count never change them, so a checkpoint resumes under either)."""
     digest = hashlib.sha256()
-    digest.update(json.dumps({
+    identity = {
         "key": np.asarray(jax.random.key_data(key)).tolist(), "horizon": horizon,
         "num_runs": num_runs, "block_runs": block_runs, "labels": labels,
         "steps": hashlib.sha256(steps.tobytes()).hexdigest(), "jax": jax.__version__,
         "x64": bool(jax.config.jax_enable_x64),
-    }, sort_keys=True).encode())
+    }
+    metrics = list(envs[0].spec().metrics)
+    if metrics:  # only when there are some: older checkpoints keep their fingerprint
+        identity["metrics"] = metrics
+    digest.update(json.dumps(identity, sort_keys=True).encode())
     for obj in (*envs, *agents):
         leaves, treedef = jax.tree.flatten(obj)
         digest.update(f"{type(obj).__module__}.{type(obj).__qualname__}|{treedef}".encode())

@@ -35,6 +35,9 @@ SCRIPT = textwrap.dedent(
         "distance": dict(dim=6, num_arms=9), "quadratic": dict(dim=6, num_arms=9),
         "random-mlp": dict(dim=6, num_arms=9), "obd-replay": {},
         "neurallog-synthetic": dict(dim=4, num_arms=3, pool_size=20),
+        "dueling-square": dict(dim=3, num_arms=4), "dueling-shuttle": dict(pool_size=40),
+        "dueling-synthetic": None, "dueling-cosine": None, "dueling-quadratic": None,  # = square
+        "dueling-magic": None, "dueling-statlog": None, "dueling-covertype": None,  # = shuttle
     }
     missing = sorted(set(ENVS) - set(small))
     assert not missing, f"add a small setting for {missing}"
@@ -49,6 +52,7 @@ SCRIPT = textwrap.dedent(
             continue
         kind = env.spec().action_kind
         agents = ["lin-ts"] if kind == "vector" or len(checked) % 2 else ["lin-ucb"]
+        agents = ["maxpair-ucb"] if kind == "pair" else agents
         for agent_name in agents:
             agent = jb.make_agent(agent_name)
             kw = dict(record="all", progress=False, block_runs=4)
@@ -58,6 +62,8 @@ SCRIPT = textwrap.dedent(
                 for metric in ("cumulative_regret", "cumulative_reward"):
                     a, b = getattr(r, metric), getattr(ref, metric)[:n]
                     assert np.array_equal(a, b), (name, agent_name, n, d, metric)
+                for metric, values in r.metrics.items():  # e.g. dueling's weak regret
+                    assert np.array_equal(values, ref.metrics[metric][:n]), (name, n, metric)
             checked.append((name, agent_name))
     if PART == 1:
         print("layout ok", len(checked), "env/agent pairs")

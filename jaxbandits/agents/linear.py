@@ -29,19 +29,21 @@ __all__ = ["Greedy", "LinTS", "LinUCB", "LinUCBState", "RandomAgent", "RidgeAgen
 
 @register_agent
 class RandomAgent(Agent):
-    """Uniformly random play (a uniform arm, or a uniform direction on the sphere)."""
+    """Uniformly random play (a uniform arm, a uniform pair of two distinct arms for dueling,
+    or a uniform direction on the sphere)."""
 
     name = "random"
     description = "uniformly random arm (the reference every agent must beat)"
     paper = "baseline"
     family = "baseline"
-    action_kinds = ("index", "vector")
+    action_kinds = ("index", "pair", "vector")
 
     def init(self, key: jax.Array, spec: Spec) -> jax.Array:
-        return jnp.zeros((spec.dim,))  # only its shape is used: the dimension of vector actions
+        # only its shape is used: (d,) (the dimension of vector actions), or (2, d) for pairs
+        return jnp.zeros((2, spec.dim) if spec.action_kind == "pair" else (spec.dim,))
 
     def act(self, state, key, context):
-        return uniform_action(key, context, state.shape[-1]), state
+        return uniform_action(key, context, state.shape[-1], pair=state.ndim == 2), state
 
     def update(self, state, key, context, action, feedback):
         return state

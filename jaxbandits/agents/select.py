@@ -5,7 +5,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from jaxbandits.core import Context
+from jaxbandits.core import Context, distinct_indices
 
 __all__ = [
     "best_action",
@@ -47,11 +47,15 @@ def best_action(context: Context, theta: jax.Array) -> jax.Array:
     return greedy_index(context.arms @ theta)
 
 
-def uniform_action(key: jax.Array, context: Context, dim: int) -> jax.Array:
-    """A uniformly random arm index, or a uniform direction on the unit sphere."""
+def uniform_action(key: jax.Array, context: Context, dim: int, *, pair: bool = False) -> jax.Array:
+    """A uniformly random action: a uniform direction on the unit sphere when the context has no
+    arms, else an arm index ``()`` int32, or with ``pair`` (static; dueling, ``"pair"`` actions)
+    an ordered pair ``(2,)`` int32 of two distinct arms, uniform over the ``K (K - 1)`` pairs."""
     if context.arms is None:
         g = jax.random.normal(key, (dim,))
         return g / jnp.linalg.norm(g)
+    if pair:
+        return distinct_indices(key, context.arms.shape[0], 2)
     return jax.random.randint(key, (), 0, context.arms.shape[0], jnp.int32)
 
 

@@ -1,6 +1,7 @@
 """Neural networks for the neural bandits: the NTK-initialised MLP, its gradient features and
 design matrices, NTK diagnostics, and the training loop."""
 
+from jaxbandits.nets.features import FEATURE_INITS, FeatureMLP, FeatureNetwork
 from jaxbandits.nets.mlp import (
     DESIGNS,
     INITS,
@@ -18,6 +19,9 @@ from jaxbandits.nets.train import net_gd, net_loss, training_round
 
 __all__ = [
     "DESIGNS",
+    "FEATURE_INITS",
+    "FeatureMLP",
+    "FeatureNetwork",
     "INITS",
     "MLP",
     "Network",

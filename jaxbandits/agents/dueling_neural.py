@@ -1,0 +1,709 @@
+"""Neural contextual dueling bandits: NVLDB / NLDB (Oh, Park & Paik; seed-004) and the NDB
+baseline (Verma et al. 2024, in the form of APOHF's ``NeuralDBDiag``; seed-004 section 7).
+
+Each round the agent sees ``K`` arms ``X`` ``(K, d)``, plays an ordered pair ``(k1, k2)``
+(``(2,)`` int32) and observes ``o = 1`` ("k1 preferred") with probability
+``g(u(x_k1) - u(x_k2))``. Both agents keep the pairs in a ring buffer (:class:`DuelBuffer`, the
+last ``buffer_size`` pairs; ``None``: ``AUTO_BUFFER`` rows, or the horizon through
+``jb.make_agent(..., env=env, horizon=T)``), train on its filled rows only (in blocks, so a
+training on t pairs costs O(t), not O(B)), and choose the pair with
+:func:`~jaxbandits.agents.duel_select.select_pair` from utility estimates, exploration features
+and an inverse Gram matrix; the agents differ only in those three.
+
+**NVLDB / NLDB** (:class:`NVLDB`; seed-004 sections 2.1-2.2, Algorithm 1): the network
+``f(x) = theta^T phi(x; W)`` with the deep feature map of
+:class:`~jaxbandits.nets.FeatureNetwork` (``phi = sqrt(m) relu(W_3 relu(W_2 relu(W_1 x)))``,
+``D = d``) and shallow exploration on ``phi`` = ``df/dtheta``. Every round: select with
+``u = Phi theta``, ``Phi = phi(X; W)`` and ``V^{-1}``; store the pair with the weight ``1 /
+zeta^2``; take ``num_grad_steps`` warm-started Adam steps on the weighted BTL loss; refresh
+``V``. Twelve registered names, ``{nvldb,nldb}-{ucb,ts}-{asym,osym,csym}``: ``nvldb`` weighs
+pair i by ``1 / zeta_i^2`` with ``zeta_i = max(sigma_hat_i, eps)`` (variance-aware), ``nldb``
+by 1 (``zeta_i = 1``).
+
+**NDB** (:class:`NDB`; ``ndb-ucb``, ``ndb-ts``): a scalar MLP ``d -> 32 -> 32 -> 1`` with
+biases, all parameters ``N(0, 1)``, reset to its initialisation and retrained every round;
+exploration on the flat full gradients with a diagonal Gram matrix.
+
+Per-round cost (K arms, D = d features, width m, t stored pairs, n gradient steps, p network
+parameters): NVLDB acts in O(K C_f + D^3 + K^2 D^2) (forward, Cholesky, pair widths) and updates
+in O(n t C_f) (training, the dominant term) plus O(t (C_f + D^2)) for ``gram="recompute"``
+(O(D^2) incremental), independent of p beyond the forward pass. NDB acts in O(K p + K^2 p) (the
+per-arm gradients and widths; ``design="full"``: O(p^3 + K^2 p^2)) and updates in O(n t C_f +
+t p) (training from scratch, and the gradients of the 2t stored contexts; ``"full"``: O(t p^2)
+more), with p = 1,217 at d = 3 and width 32.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from typing import Any, ClassVar
+
+import jax
+import jax.numpy as jnp
+import optax
+from flax import nnx, struct
+from jax.flatten_util import ravel_pytree
+from jax.scipy.special import log_ndtr, ndtr
+
+from jaxbandits.agents.duel_select import (
+    CANDIDATE_MODES,
+    TS_CSYM_FORMS,
+    check_rule,
+    select_pair,
+)
+from jaxbandits.core import (
+    AUTO_BUFFER,
+    Agent,
+    Assumptions,
+    Context,
+    Feedback,
+    Spec,
+    check_choice,
+    check_positive,
+    float_dtype,
+)
+from jaxbandits.nets import FeatureNetwork
+from jaxbandits.registry import register_agent
+
+__all__ = [
+    "DUELING_PRESETS",
+    "GRAM_MODES",
+    "LINKS",
+    "NDB",
+    "NDBState",
+    "NVLDB",
+    "NVLDBParams",
+    "NVLDBState",
+    "VARIANCE_MODES",
+    "DuelBuffer",
+    "duel_buffer_add",
+    "duel_buffer_init",
+    "duel_buffer_sum",
+    "dueling_preset",
+    "neg_log_preference",
+    "nvldb_data_loss",
+    "nvldb_gram",
+    "nvldb_loss",
+    "nvldb_utilities",
+    "preference_prob",
+]
+
+LINKS: tuple[str, ...] = ("btl", "probit")
+VARIANCE_MODES: tuple[str, ...] = ("aware", "agnostic")
+GRAM_MODES: tuple[str, ...] = ("recompute", "incremental")
+NVLDB_INITS: tuple[str, ...] = ("torch", "symmetric")
+NDB_INITS: tuple[str, ...] = ("normal", "torch")
+NDB_DESIGNS: tuple[str, ...] = ("diag", "full")
+
+#: The two configurations of the paper (seed-004 A1): ``main`` (Sec. 5: width 100, Adam lr
+#: 1e-3; the registered defaults) and ``appendix`` (App. E.2: width 32, lr 1e-2). Everything
+#: else is shared (lambda = 1, n = 20, H = 1, a = 1).
+DUELING_PRESETS: dict[str, dict[str, Any]] = {
+    "main": {"width": 100, "learning_rate": 1e-3},
+    "appendix": {"width": 32, "learning_rate": 1e-2},
+}
+
+_BLOCK_ROWS = 256  # rows per block of a training or Gram sum over the buffer
+
+
+def dueling_preset(name: str) -> dict[str, Any]:
+    """The field overrides of the NVLDB configuration ``name`` (``"main"`` or ``"appendix"``).
+
+    Example::
+
+        agent = jb.make_agent("nvldb-ucb-asym", **dueling_preset("appendix"))
+    """
+    if name not in DUELING_PRESETS:
+        close = difflib.get_close_matches(name, list(DUELING_PRESETS), n=2, cutoff=0.4)
+        hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+        raise ValueError(f"unknown dueling preset {name!r}{hint} (known: "
+                         f"{', '.join(DUELING_PRESETS)})")
+    return dict(DUELING_PRESETS[name])
+
+
+# ------------------------------------------------------------------------------------------------
+# Links.
+
+
+def preference_prob(z: jax.Array, link: str = "btl") -> jax.Array:
+    """``g(z)``: ``sigmoid(z)`` (Bradley-Terry-Luce) or ``Phi(z)`` (probit, Thurstone)."""
+    return jax.nn.sigmoid(z) if link == "btl" else ndtr(z)
+
+
+def neg_log_preference(z: jax.Array, link: str = "btl") -> jax.Array:
+    """``-log g(z)``, stable for any ``|z|``: ``softplus(-z)`` or ``-log_ndtr(z)``."""
+    return jax.nn.softplus(-z) if link == "btl" else -log_ndtr(z)
+
+
+# ------------------------------------------------------------------------------------------------
+# The pair buffer.
+
+
+class DuelBuffer(struct.PyTreeNode):
+    """A ring buffer of the last ``B`` duels, with a fixed shape.
+
+    Attributes:
+      x1, x2: ``(B, d)`` the contexts of the first and second arm of each stored pair.
+      outcome: ``(B,)`` ``o`` (1: the first arm won).
+      weight: ``(B,)`` the row's loss / Gram weight (``1 / zeta^2``; 1 for NDB); 0 for an empty
+        row, so empty rows add exactly nothing to any sum.
+      num_obs: ``()`` int32, pairs seen so far; rows ``0 .. min(num_obs, B) - 1`` are filled.
+    """
+
+    x1: jax.Array
+    x2: jax.Array
+    outcome: jax.Array
+    weight: jax.Array
+    num_obs: jax.Array
+
+    @property
+    def num_rows(self) -> jax.Array:
+        """The number of filled rows, ``min(num_obs, B)``."""
+        return jnp.minimum(self.num_obs, self.weight.shape[0])
+
+
+def duel_buffer_init(capacity: int, dim: int, dtype=None) -> DuelBuffer:
+    """An empty buffer of ``capacity`` rows of ``dim``-dimensional contexts."""
+    dtype = dtype or float_dtype()
+    return DuelBuffer(x1=jnp.zeros((capacity, dim), dtype), x2=jnp.zeros((capacity, dim), dtype),
+                      outcome=jnp.zeros((capacity,), dtype), weight=jnp.zeros((capacity,), dtype),
+                      num_obs=jnp.zeros((), jnp.int32))
+
+
+def duel_buffer_add(buffer: DuelBuffer, x1: jax.Array, x2: jax.Array, outcome: jax.Array,
+                    weight: jax.Array) -> DuelBuffer:
+    """``buffer`` with the pair ``(x1, x2, o)`` of weight ``weight`` written over its oldest
+    row (row ``num_obs mod B``)."""
+    row = buffer.num_obs % buffer.weight.shape[0]
+    dtype = buffer.weight.dtype
+    return DuelBuffer(x1=buffer.x1.at[row].set(x1), x2=buffer.x2.at[row].set(x2),
+                      outcome=buffer.outcome.at[row].set(jnp.asarray(outcome, dtype)),
+                      weight=buffer.weight.at[row].set(jnp.asarray(weight, dtype)),
+                      num_obs=buffer.num_obs + 1)
+
+
+def duel_buffer_sum(fn, buffer: DuelBuffer, block_rows: int = _BLOCK_ROWS):
+    """``sum_b fn(x1_b, x2_b, outcome_b, weight_b)`` over blocks of the buffer's filled rows.
+
+    ``fn`` maps ``block_rows`` rows to a pytree and must be linear in the rows' weights (every
+    row's contribution a multiple of its weight, as in a weighted loss or Gram matrix), so that
+    an empty (weight 0) row adds exactly nothing. A buffer of at most ``block_rows`` rows is one
+    block; a larger one is summed in blocks that skip those past the filled rows, so that the
+    cost is O(t) for t pairs (as :func:`~jaxbandits.nets.net_gd` with ``num_rows``). The last
+    block is slid back to end at row B and its rows already covered get weight 0.
+    """
+    rows = (buffer.x1, buffer.x2, buffer.outcome, buffer.weight)
+    num_total = buffer.weight.shape[0]
+    if num_total <= block_rows:
+        return fn(*rows)
+    offsets = jnp.arange(block_rows)
+
+    def block(b):
+        start = jnp.minimum(b * block_rows, num_total - block_rows)
+        x1, x2, o, w = (jax.lax.dynamic_slice_in_dim(a, start, block_rows) for a in rows)
+        return fn(x1, x2, o, jnp.where(start + offsets >= b * block_rows, w, 0.0))
+
+    zeros = jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), jax.eval_shape(block, 0))
+    used = (buffer.num_rows + block_rows - 1) // block_rows
+    return jax.lax.fori_loop(0, used, lambda b, total: jax.tree.map(jnp.add, total, block(b)),
+                             zeros)
+
+
+class _DuelingAgent(Agent):
+    """Plumbing shared by the neural dueling agents: what they play, the buffer's size."""
+
+    family = "dueling"
+    action_kinds = ("pair",)
+    runs_per_block: ClassVar[int] = 8  # a neural round is costly (see default_block_runs)
+
+    buffer_size: int | None = struct.field(pytree_node=False, default=None)
+
+    def assume(self, assumptions: Assumptions, spec: Spec,
+               horizon: int | None = None) -> dict[str, Any]:
+        """The shared mapping (:meth:`Agent.assume`), and a horizon-sized buffer for pairs."""
+        values = super().assume(assumptions, spec, horizon)
+        if self.buffer_size is None and horizon and spec.action_kind == "pair":
+            values["buffer_size"] = int(min(horizon, AUTO_BUFFER))
+        return values
+
+    def _buffer_init(self, spec: Spec) -> DuelBuffer:
+        return duel_buffer_init(self.buffer_size or AUTO_BUFFER, spec.dim)
+
+
+# ------------------------------------------------------------------------------------------------
+# NVLDB / NLDB.
+
+
+class NVLDBParams(struct.PyTreeNode):
+    """The trained parameters of :class:`NVLDB`: ``theta`` ``(D,)``, the linear head, and
+    ``net``, the feature map's ``W`` (an ``nnx.State``)."""
+
+    theta: jax.Array
+    net: nnx.State
+
+
+def nvldb_utilities(network: FeatureNetwork, params: NVLDBParams, x: jax.Array):
+    """``(f(x), phi(x))``: ``(K,)`` utilities ``theta^T phi`` and ``(K, D)`` features."""
+    phi = network.apply(params.net, x)
+    return phi @ params.theta, phi
+
+
+def nvldb_data_loss(network: FeatureNetwork, params: NVLDBParams, x1: jax.Array,
+                    x2: jax.Array, outcome: jax.Array, weight: jax.Array,
+                    link: str = "btl") -> jax.Array:
+    """The data term of :func:`nvldb_loss` on rows ``x1``, ``x2`` ``(N, d)``, ``outcome`` and
+    ``weight`` ``(N,)``: ``sum_i w_i (-log g(s_i (f(x_i1) - f(x_i2))))``, ``s_i = 2 o_i - 1``
+    (a row of weight 0 adds exactly 0 to it and to its gradient)."""
+    delta = nvldb_utilities(network, params, x1)[0] - nvldb_utilities(network, params, x2)[0]
+    return jnp.sum(weight * neg_log_preference((2.0 * outcome - 1.0) * delta, link))
+
+
+def nvldb_loss(network: FeatureNetwork, params: NVLDBParams, theta0: jax.Array,
+               buffer: DuelBuffer, reg, link: str = "btl") -> jax.Array:
+    """The NVLDB loss (seed-004 Eq. 4), a SUM over the stored pairs::
+
+        L(theta, W) = sum_i -log g((2 o_i - 1) (f(x_i1) - f(x_i2))) / zeta_i^2
+                      + reg / 2 ||theta - theta_0||^2
+
+    with ``1 / zeta_i^2`` = ``buffer.weight`` (0 on empty rows); only ``theta`` is regularised.
+    """
+    data = nvldb_data_loss(network, params, buffer.x1, buffer.x2, buffer.outcome, buffer.weight,
+                      link)
+    return data + 0.5 * reg * jnp.sum((params.theta - theta0) ** 2)
+
+
+def nvldb_gram(network: FeatureNetwork, net: nnx.State, buffer: DuelBuffer, reg,
+               block_rows: int = _BLOCK_ROWS) -> jax.Array:
+    """``V = reg I + sum_i w_i dphi_i dphi_i^T`` ``(D, D)`` over the stored pairs with the
+    features of the network ``net``, ``dphi_i = phi(x_i1) - phi(x_i2)``, ``w_i = 1 /
+    zeta_i^2`` (seed-004 Eq. 6 rebuilt every round, App. E.2 / A9)."""
+
+    def block(x1, x2, o, w):
+        dphi = network.apply(net, x1) - network.apply(net, x2)
+        return (dphi * w[:, None]).T @ dphi
+
+    outer = duel_buffer_sum(block, buffer, block_rows)
+    return outer + reg * jnp.eye(outer.shape[0], dtype=outer.dtype)
+
+
+class NVLDBState(struct.PyTreeNode):
+    """State of :class:`NVLDB`.
+
+    Attributes:
+      params: ``theta`` ``(D,)`` and the feature map ``W`` (:class:`NVLDBParams`).
+      theta0: ``(D,)`` the initial ``theta_0 ~ N(0, I / D)``, the regulariser's centre.
+      opt_state: the Adam state, persistent across rounds (warm start, A6).
+      gram: ``(D, D)`` ``V``, ready for the next selection: rebuilt from the buffer with the
+        current network after every update (``gram="recompute"``) or the rank-one sum of the
+        selection-time ``dphi`` (``"incremental"``).
+      buffer: the stored pairs with weights ``1 / zeta^2``.
+    """
+
+    params: NVLDBParams
+    theta0: jax.Array
+    opt_state: Any
+    gram: jax.Array
+    buffer: DuelBuffer
+
+
+class NVLDB(_DuelingAgent):
+    """NVLDB / NLDB: neural (variance-aware) dueling bandits with deep representation and
+    shallow exploration (Oh, Park & Paik, AISTATS 2026; seed-004 Algorithm 1).
+
+    The network is ``f(x) = theta^T phi(x; W)`` with ``phi(x; W) = sqrt(m) relu(W_L relu(...
+    relu(W_1 x)))`` (``m`` = ``width``, ``L`` = ``depth``, ``D`` = ``feature_dim``, no biases;
+    Eq. 2). Round t, with the network ``(theta_{t-1}, W_{t-1})``::
+
+        u = Phi theta,  Phi = phi(X; W)  (K, D);   M = V^{-1}  (Cholesky)
+        (k1, k2) = select_pair(rule, u, Phi, M, a)           (a = explore_scale)
+        zeta_t = max(sigma_hat_t, eps),  sigma_hat_t^2 = g(u_k1 - u_k2) (1 - g(u_k1 - u_k2))
+                 (variance="aware", NVLDB; the selection-time network, A8)  or 1 (NLDB)
+        n Adam steps on  L = sum_{i<=t} -log g(s_i (f(x_i1) - f(x_i2))) / zeta_i^2
+                             + lambda/2 ||theta - theta_0||^2
+        V = lambda I + sum_{i<=t} dphi_i dphi_i^T / zeta_i^2
+
+    with ``s_i = 2 o_i - 1``, ``lambda`` = ``reg``, ``n`` = ``num_grad_steps`` every
+    ``update_every`` (H) rounds, ``dphi_i`` = ``phi(x_i1) - phi(x_i2)`` with the current ``W``
+    (``gram="recompute"``, App. E.2 / A9) or frozen at selection time (``"incremental"``, Eq. 6).
+    The six rules and their options (``forbid_self_duel``, ``candidates``, ``ts_csym``) are
+    :func:`~jaxbandits.agents.duel_select.select_pair`'s.
+
+    Defaults: the paper's main configuration (``width=100``, ``learning_rate=1e-3``, Sec. 5;
+    :data:`DUELING_PRESETS` also has ``"appendix"``: 32, 1e-2), ``depth=3``, ``D = d``,
+    ``reg=1``, ``n=20``, ``H=1``, ``a=1``, Adam with PyTorch's defaults warm-started with one
+    persistent state, ``theta_0 ~ N(0, I/D)`` and PyTorch-Linear init of ``W`` (A4),
+    ``eps=0.1`` (not given by the paper, A10: a guess; report it with results) and
+    ``forbid_self_duel=True`` (seed-004 section 7: with the listings' self-duels learning
+    stops).
+
+    Attributes:
+      reg: lambda, of the loss and of ``V``.
+      learning_rate: Adam's step size.
+      explore_scale: a (``a_t``), the width multiplier.
+      eps: epsilon > 0, the floor of ``zeta`` (variance-aware only; ``eps >= 1/2`` makes every
+        ``zeta = eps``, and ``eps = 1`` is NLDB exactly).
+      width: m (static).  depth: L >= 2, the number of weight matrices (static).
+      feature_dim: D (static; None: the context dimension d, Eq. 2).
+      feature_scale: multiply ``phi`` by ``sqrt(m)`` (static, A3).
+      final_relu: ReLU after the feature layer (static, A3).
+      net_init: ``"torch"`` (default) or ``"symmetric"`` (Eq. 3 on the doubled input ``[x;
+        x] / sqrt 2``: ``phi(x; W_0) = 0``, so nothing trains; for theory checks only, A4).
+      num_grad_steps: n (static).  update_every: H, train every H rounds (static).
+      reset_optimizer: start Adam afresh every training round (static; A6's option).
+      buffer_size: pairs kept (static; see the module docstring).
+      gram: ``"recompute"`` or ``"incremental"`` (static).
+      link: ``"btl"`` (logistic) or ``"probit"``, the ``g`` of the loss and of ``sigma_hat``
+        (static).
+      rule: the pair-selection rule (static; the registered name's).
+      variance: ``"aware"`` (NVLDB) or ``"agnostic"`` (NLDB, ``zeta = 1``) (static).
+      forbid_self_duel, candidates, ts_csym: :func:`select_pair`'s options (static).
+
+    Example::
+
+        agent = jb.make_agent("nvldb-ucb-asym", **jb.agents.dueling_preset("appendix"))
+    """
+
+    paper = "Oh, Park & Paik, AISTATS 2026, arXiv 2506.01250 (seed-004 Alg. 1)"
+
+    reg: float = 1.0
+    learning_rate: float = 1e-3
+    explore_scale: float = 1.0
+    eps: float = 0.1
+    width: int = struct.field(pytree_node=False, default=100)
+    depth: int = struct.field(pytree_node=False, default=3)
+    feature_dim: int | None = struct.field(pytree_node=False, default=None)
+    feature_scale: bool = struct.field(pytree_node=False, default=True)
+    final_relu: bool = struct.field(pytree_node=False, default=True)
+    net_init: str = struct.field(pytree_node=False, default="torch")
+    num_grad_steps: int = struct.field(pytree_node=False, default=20)
+    update_every: int = struct.field(pytree_node=False, default=1)
+    reset_optimizer: bool = struct.field(pytree_node=False, default=False)
+    gram: str = struct.field(pytree_node=False, default="recompute")
+    link: str = struct.field(pytree_node=False, default="btl")
+    rule: str = struct.field(pytree_node=False, default="ucb-asym")
+    variance: str = struct.field(pytree_node=False, default="aware")
+    forbid_self_duel: bool = struct.field(pytree_node=False, default=True)
+    candidates: str = struct.field(pytree_node=False, default="strict")
+    ts_csym: str = struct.field(pytree_node=False, default="code")
+
+    def validate(self) -> None:
+        super().validate()
+        check_rule(self.name or type(self).__name__, self.rule)
+        check_positive(self, "eps")
+        if self.depth < 2:
+            raise ValueError(f"{self.name}: depth must be >= 2 (weight matrices), got "
+                             f"{self.depth!r}")
+        if self.feature_dim is not None:
+            check_positive(self, "feature_dim", integer=True)
+        for field, choices in (("variance", VARIANCE_MODES), ("gram", GRAM_MODES),
+                               ("link", LINKS), ("net_init", NVLDB_INITS),
+                               ("candidates", CANDIDATE_MODES), ("ts_csym", TS_CSYM_FORMS)):
+            check_choice(self, field, choices)
+        if self.net_init == "symmetric" and self.width % 2:
+            raise ValueError(f"{self.name}: width must be even for the symmetric init, got "
+                             f"{self.width!r}")
+
+    def network(self, dim: int) -> FeatureNetwork:
+        """The static feature map ``phi`` for contexts of dimension ``dim``."""
+        symmetric = self.net_init == "symmetric"
+        return FeatureNetwork(in_features=dim, width=self.width, depth=self.depth,
+                              out_features=self.feature_dim or dim, init_scheme=self.net_init,
+                              scale_output=self.feature_scale, final_relu=self.final_relu,
+                              double_input=symmetric)
+
+    def init(self, key: jax.Array, spec: Spec) -> NVLDBState:
+        key_net, key_theta = jax.random.split(key)
+        network = self.network(spec.dim)
+        num_features = network.out_features
+        theta0 = jax.random.normal(key_theta, (num_features,), float_dtype())
+        theta0 = theta0 / math.sqrt(num_features)
+        params = NVLDBParams(theta=theta0, net=network.init(key_net))
+        return NVLDBState(
+            params=params,
+            theta0=theta0,
+            opt_state=optax.adam(self.learning_rate).init(params),
+            gram=self.reg * jnp.eye(num_features, dtype=theta0.dtype),
+            buffer=self._buffer_init(spec),
+        )
+
+    def act(self, state: NVLDBState, key: jax.Array, context: Context):
+        network = self.network(context.arms.shape[-1])
+        u, phi = nvldb_utilities(network, state.params, context.arms)
+        factor = jax.scipy.linalg.cho_factor(state.gram)
+        inv_gram = jax.scipy.linalg.cho_solve(factor, jnp.eye(phi.shape[-1], dtype=phi.dtype))
+        pair = select_pair(self.rule, key, u, phi, inv_gram, self.explore_scale,
+                           state.buffer.num_obs + 1, forbid_self_duel=self.forbid_self_duel,
+                           candidates=self.candidates, ts_csym=self.ts_csym)
+        return pair, state
+
+    def pair_weight(self, delta: jax.Array) -> jax.Array:
+        """``1 / zeta^2`` of a pair whose selection-time utility gap is ``delta``."""
+        if self.variance == "agnostic":
+            return jnp.ones_like(delta)
+        prob = preference_prob(delta, self.link)
+        sigma = jnp.sqrt(prob * (1.0 - prob))
+        return 1.0 / jnp.maximum(sigma, self.eps) ** 2
+
+    def update(
+        self,
+        state: NVLDBState,
+        key: jax.Array,
+        context: Context,
+        action: jax.Array,
+        feedback: Feedback,
+    ) -> NVLDBState:
+        network = self.network(context.arms.shape[-1])
+        x1, x2 = context.arms[action[0]], context.arms[action[1]]
+        u, phi = nvldb_utilities(network, state.params, jnp.stack([x1, x2]))  # selection time
+        weight = self.pair_weight(u[0] - u[1])
+        buffer = duel_buffer_add(state.buffer, x1, x2, feedback.reward, weight)
+        train_now = buffer.num_obs % self.update_every == 0
+        opt_state = state.opt_state
+        if self.reset_optimizer:
+            opt_state = optax.adam(self.learning_rate).init(state.params)
+        params, opt_state = self._train(network, state.params, state.theta0, opt_state, buffer,
+                                        jnp.where(train_now, self.num_grad_steps, 0))
+        if self.gram == "recompute":
+            gram = nvldb_gram(network, params.net, buffer, self.reg)
+        else:
+            dphi = phi[0] - phi[1]
+            gram = state.gram + weight * jnp.outer(dphi, dphi)
+        return state.replace(params=params, opt_state=opt_state, gram=gram, buffer=buffer)
+
+    def _train(self, network, params, theta0, opt_state, buffer, num_steps):
+        """``num_steps`` full-batch Adam steps on :func:`nvldb_loss` from ``params``."""
+        optimizer = optax.adam(self.learning_rate)
+
+        def data_grad(p, x1, x2, o, w):
+            return jax.grad(nvldb_data_loss, argnums=1)(network, p, x1, x2, o, w, self.link)
+
+        def step(_, carry):
+            p, opt = carry
+            grad = duel_buffer_sum(lambda *rows: data_grad(p, *rows), buffer)
+            grad = grad.replace(theta=grad.theta + self.reg * (p.theta - theta0))
+            updates, opt = optimizer.update(grad, opt, p)
+            return optax.apply_updates(p, updates), opt
+
+        return jax.lax.fori_loop(0, num_steps, step, (params, opt_state))
+
+
+# ------------------------------------------------------------------------------------------------
+# NDB.
+
+
+class NDBState(struct.PyTreeNode):
+    """State of :class:`NDB`.
+
+    Attributes:
+      params: the network trained after the last round (the one that selects).
+      params0: its initialisation, where every round's training restarts.
+      gram: ``U = lambda + sum_i (g_i1 - g_i2)^2`` ``(p,)`` (diagonal) or ``lambda I + sum_i
+        (g_i1 - g_i2)(g_i1 - g_i2)^T`` ``(p, p)`` (``design="full"``) over the stored pairs
+        with the gradients of ``params``, ready for the next selection.
+      buffer: the stored pairs (weight 1).
+    """
+
+    params: nnx.State
+    params0: nnx.State
+    gram: jax.Array
+    buffer: DuelBuffer
+
+
+class NDB(_DuelingAgent):
+    """NDB, neural dueling bandits with full-gradient exploration (Verma et al. 2024), as in
+    the closest public code (APOHF's ``NeuralDBDiag``; seed-004 section 7)::
+
+        u_k = f(x_k; theta),  g_k = grad_theta f(x_k; theta)  (flat, all p parameters)
+        k1 = argmax_k u_k
+        k2 = argmax_{j != k1} u_j + sqrt(nu) ||g_j - g_k1||_{U^{-1}}        (ndb-ucb)
+             argmax_{j != k1} s_j,  s_j ~ N(u_j, nu ||g_j - g_k1||^2_{U^{-1}})  (ndb-ts)
+        U = diag(lambda I + sum_i (g(x_i1) - g(x_i2))^2)   (current network, every round)
+
+    then ``theta`` is reset to ``theta_0`` and trained by ``num_grad_steps`` full-batch Adam
+    steps (``learning_rate``, PyTorch's coupled ``weight_decay = lambda / (t + 50)`` on every
+    parameter, t the stored pairs) on the mean BCE-with-logits of ``f(x_i1) - f(x_i2)``. The
+    network is ``d -> 32 -> 32 -> 1`` with biases and ReLU, every parameter ``N(0, 1)``.
+    Selection is :func:`~jaxbandits.agents.duel_select.select_pair`'s ``ucb-asym`` /
+    ``ts-asym`` with the diagonal ``U^{-1}`` and scale ``sqrt(nu)``.
+
+    Defaults (seed-004 section 7 / APOHF): ``nu = 1`` (``explore_scale``), ``lambda = 0.1``
+    (``reg``), lr 1e-3, width 32, depth 3, ``forbid_self_duel=True`` (k2 excludes k1). The
+    number of steps is not in seed-004; APOHF's script uses 1,000, here ``num_grad_steps=20``
+    (NVLDB's n, seed-004 A22) keeps a round affordable: raise it for fidelity.
+
+    Attributes:
+      reg: lambda (``U``'s offset and the weight-decay numerator).
+      learning_rate: Adam's step size.  explore_scale: nu; the widths are ``sqrt(nu)`` times.
+      width: m (static).  depth: the number of weight matrices (static).
+      net_init: ``"normal"`` (N(0, 1), default) or ``"torch"`` (static).
+      num_grad_steps: full-batch steps per round (static).
+      design: ``"diag"`` (default) or ``"full"`` (``U`` as a ``(p, p)`` matrix, O(p^3) a round;
+        static).
+      buffer_size: pairs kept (static).
+      rule: ``"ucb-asym"`` or ``"ts-asym"`` (static; the registered name's).
+      forbid_self_duel: exclude ``k1`` from the second choice (static).
+
+    Example::
+
+        agent = jb.make_agent("ndb-ucb", num_grad_steps=100)
+    """
+
+    paper = "Verma et al. 2024, arXiv 2407.17112; APOHF NeuralDBDiag (seed-004 sec. 7)"
+
+    reg: float = 0.1
+    learning_rate: float = 1e-3
+    explore_scale: float = 1.0
+    width: int = struct.field(pytree_node=False, default=32)
+    depth: int = struct.field(pytree_node=False, default=3)
+    net_init: str = struct.field(pytree_node=False, default="normal")
+    num_grad_steps: int = struct.field(pytree_node=False, default=20)
+    design: str = struct.field(pytree_node=False, default="diag")
+    rule: str = struct.field(pytree_node=False, default="ucb-asym")
+    forbid_self_duel: bool = struct.field(pytree_node=False, default=True)
+
+    def validate(self) -> None:
+        super().validate()
+        check_choice(self, "rule", ("ucb-asym", "ts-asym"))
+        check_choice(self, "net_init", NDB_INITS)
+        check_choice(self, "design", NDB_DESIGNS)
+        if self.depth < 2:
+            raise ValueError(f"{self.name}: depth must be >= 2 (weight matrices), got "
+                             f"{self.depth!r}")
+
+    def network(self, dim: int) -> FeatureNetwork:
+        """The static scalar network for contexts of dimension ``dim``."""
+        return FeatureNetwork(in_features=dim, width=self.width, depth=self.depth,
+                              out_features=1, init_scheme=self.net_init, bias=True)
+
+    def init(self, key: jax.Array, spec: Spec) -> NDBState:
+        network = self.network(spec.dim)
+        params = network.init(key)
+        p = network.num_params
+        dtype = float_dtype()
+        gram = (jnp.full((p,), self.reg, dtype) if self.design == "diag"
+                else self.reg * jnp.eye(p, dtype=dtype))
+        return NDBState(params=params, params0=params, gram=gram, buffer=self._buffer_init(spec))
+
+    def act(self, state: NDBState, key: jax.Array, context: Context):
+        network = self.network(context.arms.shape[-1])
+        u, grads = _values_and_gradients(network, state.params, context.arms)
+        if self.design == "diag":
+            inv_gram = 1.0 / state.gram
+        else:
+            factor = jax.scipy.linalg.cho_factor(state.gram)
+            inv_gram = jax.scipy.linalg.cho_solve(factor, jnp.eye(grads.shape[-1],
+                                                                  dtype=grads.dtype))
+        pair = select_pair(self.rule, key, u, grads, inv_gram, jnp.sqrt(self.explore_scale),
+                           state.buffer.num_obs + 1, forbid_self_duel=self.forbid_self_duel)
+        return pair, state
+
+    def update(
+        self,
+        state: NDBState,
+        key: jax.Array,
+        context: Context,
+        action: jax.Array,
+        feedback: Feedback,
+    ) -> NDBState:
+        network = self.network(context.arms.shape[-1])
+        x1, x2 = context.arms[action[0]], context.arms[action[1]]
+        buffer = duel_buffer_add(state.buffer, x1, x2, feedback.reward, 1.0)
+        params = self._train(network, state.params0, buffer)
+        return state.replace(params=params, gram=self._gram(network, params, buffer),
+                             buffer=buffer)
+
+    def _train(self, network, params0, buffer):
+        """From ``params0``: ``num_grad_steps`` Adam steps on the mean BCE with coupled weight
+        decay ``lambda / (t + 50)`` (``torch.optim.Adam(weight_decay=...)``)."""
+        num = buffer.num_rows.astype(buffer.weight.dtype)
+        decay = self.reg / (num + 50.0)
+        optimizer = optax.adam(self.learning_rate)
+
+        def loss(p, x1, x2, o, w):
+            delta = network.apply(p, x1)[..., 0] - network.apply(p, x2)[..., 0]
+            return jnp.sum(w * neg_log_preference((2.0 * o - 1.0) * delta))
+
+        def step(_, carry):
+            p, opt = carry
+            data = duel_buffer_sum(lambda *rows: jax.grad(loss)(p, *rows), buffer)
+            grad = jax.tree.map(lambda g, q: g / jnp.maximum(num, 1.0) + decay * q, data, p)
+            updates, opt = optimizer.update(grad, opt, p)
+            return optax.apply_updates(p, updates), opt
+
+        return jax.lax.fori_loop(0, self.num_grad_steps, step,
+                                 (params0, optimizer.init(params0)))[0]
+
+    def _gram(self, network, params, buffer):
+        """``U`` over the stored pairs with the gradients of ``params``."""
+        diag = self.design == "diag"
+
+        def block(x1, x2, o, w):
+            diff = (_values_and_gradients(network, params, x1)[1]
+                    - _values_and_gradients(network, params, x2)[1])
+            if diag:
+                return jnp.sum(w[:, None] * diff * diff, axis=0)
+            return (diff * w[:, None]).T @ diff
+
+        total = duel_buffer_sum(block, buffer)
+        if diag:
+            return total + self.reg
+        return total + self.reg * jnp.eye(total.shape[0], dtype=total.dtype)
+
+
+def _values_and_gradients(network: FeatureNetwork, params: nnx.State, x: jax.Array):
+    """``f(x_k)`` ``(K,)`` and the flat gradients ``grad_theta f(x_k)`` ``(K, p)``."""
+    flat, unravel = ravel_pytree(params)
+    value_and_grad = jax.value_and_grad(lambda th, xk: network.apply(unravel(th), xk)[0])
+    return jax.vmap(value_and_grad, (None, 0))(flat, x)
+
+
+# ------------------------------------------------------------------------------------------------
+# The registered names: thin subclasses that fix the rule (and the weighting).
+
+_RULE_SOURCES = {"asym": "Listing 2", "osym": "Listing 3", "csym": "Listing 4"}
+
+
+def _variant(base: type[Agent], prefix: str, rule: str, variance: str | None = None):
+    """Registers ``{prefix}-{rule}``: ``base`` with ``rule`` (and ``variance``) as defaults."""
+    kind, form = rule.split("-")
+    label = f"{prefix.upper()}-{kind.upper()}" + (f"-{form.upper()}" if variance else "")
+    if base is NVLDB:
+        weights = ("variance-aware weights 1/max(sigma_hat, eps)^2" if variance == "aware"
+                   else "unweighted (zeta = 1)")
+        description = (f"{label}: neural dueling, {rule} pairs on last-layer features, "
+                       f"{weights}")
+        doc = (f"{label} (seed-004; {_RULE_SOURCES[form]}): :class:`NVLDB` with ``rule="
+               f"{rule!r}`` and ``variance={variance!r}``.")
+        name = f"{prefix}-{rule}"
+    else:
+        description = f"{label}: neural dueling, greedy k1, {kind.upper()} k2 on full gradients"
+        doc = f"{label} (seed-004 section 7): :class:`NDB` with ``rule={rule!r}``."
+        name = f"{prefix}-{kind}"
+    cls_name = label.replace("-", "_")
+    namespace: dict[str, Any] = {
+        "__doc__": doc, "__module__": __name__, "__qualname__": cls_name,
+        "name": name, "description": description,
+        "__annotations__": {"rule": "str"},
+        "rule": struct.field(pytree_node=False, default=rule),
+    }
+    if variance is not None:
+        namespace["__annotations__"]["variance"] = "str"
+        namespace["variance"] = struct.field(pytree_node=False, default=variance)
+    return register_agent(type(cls_name, (base,), namespace))
+
+
+NVLDB_UCB_ASYM = _variant(NVLDB, "nvldb", "ucb-asym", "aware")
+NVLDB_TS_ASYM = _variant(NVLDB, "nvldb", "ts-asym", "aware")
+NVLDB_UCB_OSYM = _variant(NVLDB, "nvldb", "ucb-osym", "aware")
+NVLDB_TS_OSYM = _variant(NVLDB, "nvldb", "ts-osym", "aware")
+NVLDB_UCB_CSYM = _variant(NVLDB, "nvldb", "ucb-csym", "aware")
+NVLDB_TS_CSYM = _variant(NVLDB, "nvldb", "ts-csym", "aware")
+NLDB_UCB_ASYM = _variant(NVLDB, "nldb", "ucb-asym", "agnostic")
+NLDB_TS_ASYM = _variant(NVLDB, "nldb", "ts-asym", "agnostic")
+NLDB_UCB_OSYM = _variant(NVLDB, "nldb", "ucb-osym", "agnostic")
+NLDB_TS_OSYM = _variant(NVLDB, "nldb", "ts-osym", "agnostic")
+NLDB_UCB_CSYM = _variant(NVLDB, "nldb", "ucb-csym", "agnostic")
+NLDB_TS_CSYM = _variant(NVLDB, "nldb", "ts-csym", "agnostic")
+NDB_UCB = _variant(NDB, "ndb", "ucb-asym")
+NDB_TS = _variant(NDB, "ndb", "ts-asym")

@@ -1,0 +1,213 @@
+"""A ReLU network with a vector output: the feature map of the neural dueling bandits.
+
+NVLDB (seed-004 Eq. 2; Oh, Park & Paik) splits its network into a deep feature map and a
+linear head, ``f(x) = theta^T phi(x; W)``::
+
+    phi(x; W) = c * relu( W_L relu(W_{L-1} ... relu(W_1 x' + b_1) ... ) + b_L )
+
+with width ``m``, depth ``L`` (the number of weight matrices: ``W_1`` ``(m, d')``, ``W_l``
+``(m, m)``, ``W_L`` ``(D, m)``), ``c = sqrt(m)`` (``scale_output``) and the final ReLU
+(``final_relu``) both switchable (seed-004 A3), biases only with ``bias`` (the paper's equations
+have none). The same module with ``D = 1``, biases, no scale and no final ReLU is the plain
+scalar MLP of the NDB baseline (seed-004 section 7: ``d -> 32 -> 32 -> 1``).
+
+Initialisations (``init``):
+
+* ``"torch"``: PyTorch's ``nn.Linear`` default, every weight and bias ``U(-1/sqrt(fan_in),
+  1/sqrt(fan_in))`` (seed-004 A4, the default for NVLDB).
+* ``"normal"``: every weight and bias i.i.d. ``N(0, 1)`` (the NDB reference code, APOHF's
+  ``NeuralDBDiag``).
+* ``"symmetric"``: the theory init of seed-004 Eq. 3, ``W_l = blockdiag(w, w)`` with ``w``
+  i.i.d. ``N(0, 4/m)`` for ``l < L`` and ``W_L = [w, -w]`` with ``w`` i.i.d. ``N(0, 2/m)``; no
+  biases, even width, and with ``double_input`` (``x' = [x; x] / sqrt 2``) ``phi(x; W_0) = 0``
+  for every x (up to float rounding). Since ``relu'(0) = 0`` no gradient reaches ``W`` from
+  there (seed-004 A4): an option for theory checks, not for training.
+
+Like :class:`~jaxbandits.nets.Network`, agents keep a static :class:`FeatureNetwork` handle and
+the parameters (an ``nnx.State``) in their state; ``apply`` merges them inside pure functions.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import jax
+import jax.numpy as jnp
+from flax import nnx, struct
+
+from jaxbandits.core import float_dtype
+
+__all__ = ["FEATURE_INITS", "FeatureMLP", "FeatureNetwork"]
+
+FEATURE_INITS: tuple[str, ...] = ("torch", "normal", "symmetric")
+
+
+class FeatureMLP(nnx.Module):
+    """ReLU network ``phi(x) = c relu?(W_L relu(... relu(W_1 x' + b_1)) + b_L)`` ``(..., D)``.
+
+    Args:
+      in_features: d, the raw input dimension.
+      width: m, the hidden width.
+      depth: L >= 2, the number of weight matrices.
+      out_features: D, the output (feature) dimension.
+      init: ``"torch"``, ``"normal"`` or ``"symmetric"`` (see the module docstring).
+      bias: add a bias to every layer (not with ``"symmetric"``).
+      scale_output: multiply the output by ``sqrt(m)``.
+      final_relu: apply a ReLU to the last layer's output.
+      double_input: feed ``[x; x] / sqrt 2`` (``d' = 2d``).
+      rngs: the NNX random streams (``rngs.params`` draws the parameters).
+
+    Example::
+
+        net = FeatureMLP(3, 8, 3, 3, scale_output=True, final_relu=True, rngs=nnx.Rngs(0))
+        net(jnp.ones((4, 3))).shape   # (4, 3)
+    """
+
+    def __init__(
+        self,
+        in_features: int,
+        width: int,
+        depth: int,
+        out_features: int,
+        *,
+        init: str = "torch",
+        bias: bool = False,
+        scale_output: bool = False,
+        final_relu: bool = False,
+        double_input: bool = False,
+        rngs: nnx.Rngs,
+    ):
+        _check_features(width, depth, out_features, init, bias)
+        self.width = width
+        self.scale_output = scale_output
+        self.final_relu = final_relu
+        self.double_input = double_input
+        fan_in = 2 * in_features if double_input else in_features
+        shapes = [(width, fan_in)] + [(width, width)] * (depth - 2) + [(out_features, width)]
+        last = len(shapes) - 1
+        keys = [rngs.params() for _ in shapes]
+        self.kernels = nnx.List([nnx.Param(_kernel(k, s, i == last, init))
+                                 for i, (k, s) in enumerate(zip(keys, shapes, strict=True))])
+        self.biases = nnx.List(
+            [nnx.Param(_bias(rngs.params(), s, init)) for s in shapes] if bias else [])
+
+    def __call__(self, x: jax.Array) -> jax.Array:
+        """``phi(x)`` ``(..., D)`` for ``x`` ``(..., d)``."""
+        kernels = [kernel[...] for kernel in self.kernels]
+        biases = [b[...] for b in self.biases] or [None] * len(kernels)
+        if self.double_input:  # W_1 [x; x] / sqrt 2 = (W_1a + W_1b) x / sqrt 2
+            half = kernels[0].shape[-1] // 2
+            kernels[0] = (kernels[0][:, :half] + kernels[0][:, half:]) / math.sqrt(2.0)
+        # Feature-major (the inputs are the columns), as in nets/mlp.py: no transposes.
+        h = x.reshape(-1, x.shape[-1]).T
+        for i, (kernel, b) in enumerate(zip(kernels, biases, strict=True)):
+            h = kernel @ h
+            if b is not None:
+                h = h + b[:, None]
+            if i < len(kernels) - 1 or self.final_relu:
+                h = jax.nn.relu(h)
+        if self.scale_output:
+            h = math.sqrt(self.width) * h
+        return h.T.reshape(x.shape[:-1] + (h.shape[0],))
+
+
+def _kernel(key: jax.Array, shape: tuple[int, int], output: bool, init: str) -> jax.Array:
+    dtype = float_dtype()
+    rows, cols = shape
+    if init == "torch":
+        bound = 1.0 / math.sqrt(cols)
+        return jax.random.uniform(key, shape, dtype, -bound, bound)
+    if init == "normal":
+        return jax.random.normal(key, shape, dtype)
+    if output:  # [w, -w], w ~ N(0, 2/m)
+        w = jax.random.normal(key, (rows, cols // 2), dtype) * math.sqrt(2.0 / cols)
+        return jnp.concatenate([w, -w], axis=-1)
+    block = jax.random.normal(key, (rows // 2, cols // 2), dtype) * math.sqrt(4.0 / rows)
+    zeros = jnp.zeros_like(block)
+    return jnp.block([[block, zeros], [zeros, block]])
+
+
+def _bias(key: jax.Array, shape: tuple[int, int], init: str) -> jax.Array:
+    rows, cols = shape
+    if init == "normal":
+        return jax.random.normal(key, (rows,), float_dtype())
+    bound = 1.0 / math.sqrt(cols)
+    return jax.random.uniform(key, (rows,), float_dtype(), -bound, bound)
+
+
+def _check_features(width, depth, out_features, init, bias) -> None:
+    if init not in FEATURE_INITS:
+        raise ValueError(f"init must be one of {FEATURE_INITS}, got {init!r}")
+    if int(depth) != depth or depth < 2:
+        raise ValueError(f"depth must be an integer >= 2 (weight matrices), got {depth!r}")
+    for name, value in (("width", width), ("out_features", out_features)):
+        if int(value) != value or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    if init == "symmetric" and (width % 2 or bias):
+        raise ValueError("the symmetric init needs an even width and no biases, got "
+                         f"width={width!r}, bias={bias!r}")
+
+
+class FeatureNetwork(struct.PyTreeNode):
+    """A static, hashable description of a :class:`FeatureMLP`, with pure functions of its
+    parameters (the ``nnx.State`` returned by :meth:`init`).
+
+    Attributes (all static): ``in_features`` (d), ``width`` (m), ``depth`` (L),
+    ``out_features`` (D), ``init_scheme``, ``bias``, ``scale_output``, ``final_relu`` and
+    ``double_input`` (the arguments of :class:`FeatureMLP`).
+
+    Example::
+
+        net = FeatureNetwork(in_features=3, width=8, out_features=3, scale_output=True,
+                             final_relu=True)
+        params = net.init(key)
+        phi = net.apply(params, arms)         # (K, 3)
+    """
+
+    in_features: int = struct.field(pytree_node=False)
+    width: int = struct.field(pytree_node=False, default=32)
+    depth: int = struct.field(pytree_node=False, default=3)
+    out_features: int = struct.field(pytree_node=False, default=1)
+    init_scheme: str = struct.field(pytree_node=False, default="torch")
+    bias: bool = struct.field(pytree_node=False, default=False)
+    scale_output: bool = struct.field(pytree_node=False, default=False)
+    final_relu: bool = struct.field(pytree_node=False, default=False)
+    double_input: bool = struct.field(pytree_node=False, default=False)
+
+    def create(self, rngs: nnx.Rngs) -> FeatureMLP:
+        """A fresh :class:`FeatureMLP` with parameters drawn from ``rngs``."""
+        return FeatureMLP(self.in_features, self.width, self.depth, self.out_features,
+                          init=self.init_scheme, bias=self.bias,
+                          scale_output=self.scale_output, final_relu=self.final_relu,
+                          double_input=self.double_input, rngs=rngs)
+
+    def init(self, key: jax.Array) -> nnx.State:
+        """The parameters of a freshly initialised network."""
+        return nnx.split(self.create(nnx.Rngs(params=key)))[1]
+
+    @property
+    def graphdef(self) -> nnx.GraphDef:
+        """The module's static graph definition (cached per configuration)."""
+        return _graphdef(self)
+
+    @property
+    def num_params(self) -> int:
+        """p, the number of parameters."""
+        return _num_params(self)
+
+    def apply(self, params: nnx.State, x: jax.Array) -> jax.Array:
+        """``phi(x; params)`` ``(..., D)`` for ``x`` ``(..., d)``."""
+        return nnx.merge(self.graphdef, params)(x)
+
+
+@functools.cache
+def _graphdef(network: FeatureNetwork) -> nnx.GraphDef:
+    abstract = nnx.eval_shape(lambda: network.create(nnx.Rngs(params=0)))
+    return nnx.split(abstract)[0]
+
+
+@functools.cache
+def _num_params(network: FeatureNetwork) -> int:
+    abstract = nnx.eval_shape(lambda: network.create(nnx.Rngs(params=0)))
+    return sum(math.prod(x.shape) for x in jax.tree.leaves(nnx.split(abstract)[1]))
