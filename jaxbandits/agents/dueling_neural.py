@@ -44,7 +44,6 @@ import jax.numpy as jnp
 import optax
 from flax import nnx, struct
 from jax.flatten_util import ravel_pytree
-from jax.scipy.special import log_ndtr, ndtr
 
 from jaxbandits.agents.duel_select import (
     CANDIDATE_MODES,
@@ -63,6 +62,7 @@ from jaxbandits.core import (
     check_positive,
     float_dtype,
 )
+from jaxbandits.linalg.glm import PREFERENCE_LINKS, neg_log_preference, preference_prob
 from jaxbandits.nets import FeatureNetwork
 from jaxbandits.registry import register_agent
 
@@ -89,7 +89,7 @@ __all__ = [
     "preference_prob",
 ]
 
-LINKS: tuple[str, ...] = ("btl", "probit")
+LINKS = PREFERENCE_LINKS  # the environments' links (jaxbandits.linalg.glm)
 VARIANCE_MODES: tuple[str, ...] = ("aware", "agnostic")
 GRAM_MODES: tuple[str, ...] = ("recompute", "incremental")
 NVLDB_INITS: tuple[str, ...] = ("torch", "symmetric")
@@ -124,16 +124,6 @@ def dueling_preset(name: str) -> dict[str, Any]:
 
 # ------------------------------------------------------------------------------------------------
 # Links.
-
-
-def preference_prob(z: jax.Array, link: str = "btl") -> jax.Array:
-    """``g(z)``: ``sigmoid(z)`` (Bradley-Terry-Luce) or ``Phi(z)`` (probit, Thurstone)."""
-    return jax.nn.sigmoid(z) if link == "btl" else ndtr(z)
-
-
-def neg_log_preference(z: jax.Array, link: str = "btl") -> jax.Array:
-    """``-log g(z)``, stable for any ``|z|``: ``softplus(-z)`` or ``-log_ndtr(z)``."""
-    return jax.nn.softplus(-z) if link == "btl" else -log_ndtr(z)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -88,6 +88,7 @@ from jaxbandits.envs.datasets import (
     block_features,
     load_dataset,
 )
+from jaxbandits.linalg.glm import PREFERENCE_LINKS, preference_prob
 from jaxbandits.registry import register_env
 
 __all__ = [
@@ -116,7 +117,7 @@ __all__ = [
 
 UTILITIES: tuple[str, ...] = ("cosine", "square", "quadratic", "linear")
 QUADRATIC_FORMS: tuple[str, ...] = ("matrix", "vector")
-LINKS: tuple[str, ...] = ("btl", "probit")
+LINKS = PREFERENCE_LINKS
 READINGS: tuple[str, ...] = ("instance", "class")
 #: the names of the extra per-round metrics of every dueling environment (``Spec.metrics``).
 DUELING_METRICS: tuple[str, ...] = ("weak_regret", "strong_regret")
@@ -133,11 +134,9 @@ def link_function(link: str, z: jax.Array) -> jax.Array:
     ``"btl"``: the logistic function ``1 / (1 + exp(-z))`` (Bradley-Terry-Luce);
     ``"probit"``: the standard normal CDF ``Phi(z)`` (Thurstone-Mosteller).
     """
-    if link == "btl":
-        return jax.nn.sigmoid(z)
-    if link == "probit":
-        return jax.scipy.special.ndtr(z)
-    raise ValueError(f"link must be one of {LINKS}, got {link!r}")
+    if link not in LINKS:
+        raise ValueError(f"link must be one of {LINKS}, got {link!r}")
+    return preference_prob(z, link)
 
 
 def dueling_regrets(utilities: jax.Array, action: jax.Array

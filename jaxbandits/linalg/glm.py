@@ -30,6 +30,9 @@ from flax import struct
 from jaxbandits.core import AUTO_BUFFER, float_dtype
 
 __all__ = [
+    "PREFERENCE_LINKS",
+    "neg_log_preference",
+    "preference_prob",
     "AUTO_BUFFER",
     "LINKS",
     "REDUCTIONS",
@@ -49,6 +52,19 @@ __all__ = [
 ]
 
 LINKS: tuple[str, ...] = ("logistic", "identity")
+#: links of a pairwise preference ``P(first wins) = g(u_1 - u_2)`` (dueling bandits)
+PREFERENCE_LINKS: tuple[str, ...] = ("btl", "probit")
+
+
+def preference_prob(z: jax.Array, link: str = "btl") -> jax.Array:
+    """``g(z)``: ``sigmoid(z)`` (Bradley-Terry-Luce) or ``Phi(z)`` (probit, Thurstone-Mosteller),
+    the probability that the first of two arms wins at utility gap ``z``."""
+    return jax.nn.sigmoid(z) if link == "btl" else jax.scipy.special.ndtr(z)
+
+
+def neg_log_preference(z: jax.Array, link: str = "btl") -> jax.Array:
+    """``-log g(z)``, stable for any ``|z|``: ``softplus(-z)`` or ``-log_ndtr(z)``."""
+    return jax.nn.softplus(-z) if link == "btl" else -jax.scipy.special.log_ndtr(z)
 REDUCTIONS: tuple[str, ...] = ("mean", "sum", "mean_plus_reg")
 
 

@@ -29,7 +29,6 @@ the parameters (an ``nnx.State``) in their state; ``apply`` merges them inside p
 
 from __future__ import annotations
 
-import functools
 import math
 
 import jax
@@ -37,6 +36,7 @@ import jax.numpy as jnp
 from flax import nnx, struct
 
 from jaxbandits.core import float_dtype
+from jaxbandits.nets.mlp import NetworkHandle
 
 __all__ = ["FEATURE_INITS", "FeatureMLP", "FeatureNetwork"]
 
@@ -149,7 +149,7 @@ def _check_features(width, depth, out_features, init, bias) -> None:
                          f"width={width!r}, bias={bias!r}")
 
 
-class FeatureNetwork(struct.PyTreeNode):
+class FeatureNetwork(NetworkHandle):
     """A static, hashable description of a :class:`FeatureMLP`, with pure functions of its
     parameters (the ``nnx.State`` returned by :meth:`init`).
 
@@ -182,32 +182,3 @@ class FeatureNetwork(struct.PyTreeNode):
                           scale_output=self.scale_output, final_relu=self.final_relu,
                           double_input=self.double_input, rngs=rngs)
 
-    def init(self, key: jax.Array) -> nnx.State:
-        """The parameters of a freshly initialised network."""
-        return nnx.split(self.create(nnx.Rngs(params=key)))[1]
-
-    @property
-    def graphdef(self) -> nnx.GraphDef:
-        """The module's static graph definition (cached per configuration)."""
-        return _graphdef(self)
-
-    @property
-    def num_params(self) -> int:
-        """p, the number of parameters."""
-        return _num_params(self)
-
-    def apply(self, params: nnx.State, x: jax.Array) -> jax.Array:
-        """``phi(x; params)`` ``(..., D)`` for ``x`` ``(..., d)``."""
-        return nnx.merge(self.graphdef, params)(x)
-
-
-@functools.cache
-def _graphdef(network: FeatureNetwork) -> nnx.GraphDef:
-    abstract = nnx.eval_shape(lambda: network.create(nnx.Rngs(params=0)))
-    return nnx.split(abstract)[0]
-
-
-@functools.cache
-def _num_params(network: FeatureNetwork) -> int:
-    abstract = nnx.eval_shape(lambda: network.create(nnx.Rngs(params=0)))
-    return sum(math.prod(x.shape) for x in jax.tree.leaves(nnx.split(abstract)[1]))

@@ -169,7 +169,33 @@ def _check_network(width: int, depth: int, init: str) -> None:
 # The static handle agents and environments keep.
 
 
-class Network(struct.PyTreeNode):
+class NetworkHandle(struct.PyTreeNode):
+    """Pure functions of a network's parameters, for a static description with ``create``
+    (:class:`Network`, :class:`~jaxbandits.nets.FeatureNetwork`)."""
+
+    def create(self, rngs: nnx.Rngs) -> nnx.Module:
+        raise NotImplementedError
+
+    def init(self, key: jax.Array) -> nnx.State:
+        """The parameters ``theta_0`` of a freshly initialised network."""
+        return nnx.split(self.create(nnx.Rngs(params=key)))[1]
+
+    @property
+    def graphdef(self) -> nnx.GraphDef:
+        """The module's static graph definition (cached per configuration)."""
+        return _graphdef(self)
+
+    @property
+    def num_params(self) -> int:
+        """p, the number of parameters."""
+        return _num_params(self)
+
+    def apply(self, params: nnx.State, x: jax.Array) -> jax.Array:
+        """The network's output at ``x`` ``(..., d)`` with ``params``."""
+        return nnx.merge(self.graphdef, params)(x)
+
+
+class Network(NetworkHandle):
     """A static, hashable description of an :class:`MLP`, with pure functions of its parameters.
 
     Attributes (all static): ``in_features`` (d), ``width`` (m), ``depth`` (L), ``init_scheme``
@@ -196,23 +222,6 @@ class Network(struct.PyTreeNode):
         return MLP(self.in_features, self.width, self.depth, init=self.init_scheme,
                    double_input=self.double_input, rngs=rngs)
 
-    def init(self, key: jax.Array) -> nnx.State:
-        """The parameters ``theta_0`` of a freshly initialised network."""
-        return nnx.split(self.create(nnx.Rngs(params=key)))[1]
-
-    @property
-    def graphdef(self) -> nnx.GraphDef:
-        """The module's static graph definition (cached per configuration)."""
-        return _graphdef(self)
-
-    @property
-    def num_params(self) -> int:
-        """p, the number of parameters ``m d' + m^2 (L - 2) + m``."""
-        return _num_params(self)
-
-    def apply(self, params: nnx.State, x: jax.Array) -> jax.Array:
-        """``f(x; params)`` for ``x`` ``(..., d)``; returns ``(...)``."""
-        return nnx.merge(self.graphdef, params)(x)
 
     def features(self, params: nnx.State, x: jax.Array) -> tuple[jax.Array, jax.Array]:
         """``f(x_k; theta)`` ``(K,)`` and the flat gradients ``g(x_k; theta)`` ``(K, p)`` for
@@ -228,13 +237,13 @@ class Network(struct.PyTreeNode):
 
 
 @functools.cache
-def _graphdef(network: Network) -> nnx.GraphDef:
+def _graphdef(network: NetworkHandle) -> nnx.GraphDef:
     abstract = nnx.eval_shape(lambda: network.create(nnx.Rngs(params=0)))
     return nnx.split(abstract)[0]
 
 
 @functools.cache
-def _num_params(network: Network) -> int:
+def _num_params(network: NetworkHandle) -> int:
     abstract = nnx.eval_shape(lambda: network.create(nnx.Rngs(params=0)))
     return sum(math.prod(x.shape) for x in jax.tree.leaves(nnx.split(abstract)[1]))
 
