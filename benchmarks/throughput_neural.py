@@ -10,7 +10,12 @@ each PyTorch reference is a correct implementation:
 
 * **training check** (pathwise): from identical inputs (theta_0, arms, a pull history), one
   training round of the reference (``num_grad_steps`` steps of ``torch.optim.SGD``) must land on
-  the parameters :func:`jaxbandits.nets.net_gd` finds, up to float32 rounding;
+  the parameters :func:`jaxbandits.nets.net_gd` finds, up to float32 rounding. The dueling
+  references are checked against the agent's own ``update`` (jitted) instead: from the agent's
+  initial state with a fixed pair history, two rounds on both sides must give the same
+  parameters and the same ``V`` / ``U``, and ``agent.act`` and the reference the same pairs;
+  in float64 (``jax.enable_x64``, double tensors), because Adam's normalised steps amplify
+  float32 rounding (the float32 differences are printed too);
 * **regret check** (statistical): the reference's mean final regret over a few seeds must be in
   the range of the JAX agent's (both are printed).
 
@@ -19,6 +24,7 @@ Run it from the repository root::
     python benchmarks/throughput_neural.py                   # the full benchmark (~15 min)
     python benchmarks/throughput_neural.py --quick           # a smoke test
     python benchmarks/throughput_neural.py --agents neural-es --runs 1,10,100,1000 --markdown
+    python benchmarks/throughput_neural.py --agents nvldb-ucb-asym,ndb-ucb   # dueling (~15 min)
 
 PyTorch is an optional benchmark dependency (``pip install -e '.[bench]'``, which pins the CPU
 build ``torch==2.13.0``); without it the script prints the JAX numbers and says how to install it.
@@ -31,9 +37,15 @@ What is timed:
   buffer of B rows (neurallog-ucb-2: the arms change every round) train on the rows filled so
   far, so their rounds get dearer until the buffer is full: they are timed over the PyTorch
   reference's whole horizon (T = 2000, training every 50 rounds), the same rounds the
-  reference's rate averages. Best of ``--repeats`` trials of at least ``--min-time`` seconds of
-  wall time; compile time is reported separately. One compiled program per run count is shared
-  by the timing, the flatness and the regret runs (same ``--chunk-size``).
+  reference's rate averages. So are the dueling agents (nvldb-ucb-asym, ndb-ucb on
+  dueling-square): they train on the pair history, so both sides' rounds get dearer with t;
+  their buffer is the one ``jb.make_agent(name, env=env, horizon=T)`` sizes (``min(T, 2000)``
+  rows: the whole history, as the reference keeps), and T is the reference's horizon (100 by
+  default, so that both dueling agents at 1, 10 and 100 runs take about 13 minutes on a loaded
+  2-core machine; at the paper's T = 2000 an average round of either side costs ~10x more,
+  and there are 20x as many). Best of ``--repeats`` trials of at least ``--min-time`` seconds
+  of wall time; compile time is reported separately. One compiled program per run count is
+  shared by the timing, the flatness and the regret runs (same ``--chunk-size``).
 * **Flat in t**: one simulate call per horizon in ``--flat-horizons`` (``--flat-runs`` runs,
   best of ``--repeats``; default 50, 200, 800, and B/2, B, 2B for a buffer agent, whose cost
   grows while the buffer fills and is flat after): seed-steps/s over increasing horizons, and
@@ -41,8 +53,9 @@ What is timed:
   differences of the wall times.
 * **PyTorch**: the rounds after the warm-up of the regret-check seeds (``--torch-horizon``
   rounds each, default warm-up; by default 60 rounds past the warm-up for neural-es and
-  neural-ucb, whose references take up to a second a round, and the paper's T = 2000 for
-  neurallog-ucb-2), the best seed. The reference trains on the **full history**
+  neural-ucb, whose references take up to a second a round, the paper's T = 2000 for
+  neurallog-ucb-2, 100 rounds for the dueling agents), the best seed. The reference trains on
+  the **full history**
   (``--torch-data history``, default: what the papers' code does, so its cost per round grows
   with t) or on the per-arm statistics (``stats``, the engine's data: the same gradients, flat
   in t). The ratio is taken against the faster of the two data modes measured, so it is a lower
@@ -50,8 +63,9 @@ What is timed:
   ops are tiny (well below PyTorch's intra-op grain), and on a loaded 2-core machine a second
   thread only spins.
 
-Adding an agent: write a reference class (see ``TorchNeuralES``) and decorate it with
-``@torch_reference("agent-name", env="env-name")``.
+Adding an agent: write a reference class (see ``TorchNeuralES``; for a dueling agent,
+``TorchNVLDB``) and decorate it with ``@torch_reference("agent-name", env="env-name")``; the
+environment needs a NumPy twin in ``NUMPY_ENVS``.
 """
 
 from __future__ import annotations
@@ -171,7 +185,44 @@ class NumpyNeuralLogSynthetic:
         return float(self.rng.random() < mean), float(means.max()) - mean
 
 
-NUMPY_ENVS = {"quadratic": NumpyQuadratic, "neurallog-synthetic": NumpyNeuralLogSynthetic}
+class NumpyDuelingSynthetic:
+    """``dueling-synthetic`` (and ``dueling-square`` etc.): per run ``theta ~ U[-1, 1]^d``; each
+    round K rows ``U[-1, 1]^d`` divided by their norms (Listing 1); the pair ``(k1, k2)`` gets
+    ``o ~ Bernoulli(sigmoid(u_k1 - u_k2))`` and the average regret ``u* - (u_k1 + u_k2) / 2``."""
+
+    def __init__(self, env, rng: np.random.Generator):
+        if env.instance_seed is not None or env.link != "btl":
+            raise ValueError("the NumPy dueling twin draws one instance per run, BTL link")
+        self.rng = rng
+        self.dim, self.num_arms = env.dim, env.num_arms
+        self.theta = rng.uniform(-1.0, 1.0, env.dim)
+        self.matrix = rng.uniform(-1.0, 1.0, (env.dim, env.dim)) if env.uses_matrix else None
+        self.utility, self.form = env.utility, env.quadratic_form
+        self.u = None
+
+    def _utilities(self, x: np.ndarray) -> np.ndarray:
+        inner = x @ self.theta
+        if self.utility == "quadratic":
+            return inner**2 if self.form == "vector" else np.sum((x @ self.matrix) ** 2, -1)
+        return {"linear": inner, "cosine": np.cos(3.0 * inner),
+                "square": 10.0 * inner**2}[self.utility]
+
+    def observe(self) -> np.ndarray:
+        x = self.rng.uniform(-1.0, 1.0, (self.num_arms, self.dim))
+        x = x / np.linalg.norm(x, axis=-1, keepdims=True)
+        self.u = self._utilities(x)
+        return x
+
+    def feedback(self, action) -> tuple[float, float]:
+        first, second = float(self.u[action[0]]), float(self.u[action[1]])
+        gap = first - second
+        prob = 1.0 / (1.0 + math.exp(-gap)) if gap >= 0 else 1.0 - 1.0 / (1.0 + math.exp(gap))
+        return float(self.rng.random() < prob), float(self.u.max()) - 0.5 * (first + second)
+
+
+NUMPY_ENVS = {"quadratic": NumpyQuadratic, "neurallog-synthetic": NumpyNeuralLogSynthetic,
+              **{name: NumpyDuelingSynthetic for name in (
+                  "dueling-synthetic", "dueling-square", "dueling-cosine", "dueling-quadratic")}}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -292,11 +343,15 @@ def torch_reference(name: str, env: str):
 
     The class is built as ``cls(agent, network, kernels, num_arms, rng, data)`` (``agent`` the JAX
     agent object, to read its hyperparameters from; ``kernels`` theta_0; ``data`` one of its
-    ``data_modes``, ``"history"`` or ``"stats"``) and offers ``act(arms (K, d)) -> int`` and
-    ``update(arms, action, reward)``; its ``warmup`` attribute is the number of rounds before
-    training starts. Class attributes: ``link``, ``zero_anchor`` and ``penalty_coef(agent)``
-    (the loss, for :func:`check_training`), ``data_modes`` and ``horizon`` (the default PyTorch
-    horizon, None for the warm-up plus 60 rounds).
+    ``data_modes``, ``"history"`` or ``"stats"``) and offers ``act(arms (K, d))`` (an arm, or a
+    pair ``(k1, k2)``) and ``update(arms, action, reward)``; its ``warmup`` attribute is the
+    number of rounds before training starts. Class attributes: ``link``, ``zero_anchor`` and
+    ``penalty_coef(agent)`` (the loss, for :func:`check_training`), ``data_modes`` and
+    ``horizon`` (the default PyTorch horizon, None for the warm-up plus 60 rounds). Optional
+    class methods: ``initial_params(agent, env, seed)`` (the initial parameters, passed as
+    ``kernels``, when theta_0 is more than :func:`initial_kernels` draws) and
+    ``check_training(env, agent, seed, quick)`` (its own training check, in place of the
+    :func:`~jaxbandits.nets.net_gd` one).
     """
 
     def register(cls):
@@ -544,6 +599,444 @@ class TorchNeuralLogUCB2:
         self.design += slope * (1.0 - slope) * grad * grad
 
 
+# Dueling references (one seed, a Python loop per step): the pair history, the network and the
+# training check that runs the agent's own update function.
+
+
+def make_torch_feature_net(kernels: list[np.ndarray], biases: list[np.ndarray] | None = None, *,
+                           scale: float = 1.0, final_relu: bool = False):
+    """``phi(x) = scale relu?(W_L relu(... relu(W_1 x + b_1)) + b_L)`` (``(..., D)``): the
+    :class:`jaxbandits.nets.FeatureNetwork` as ``nn.Linear`` layers, with biases when given, in
+    the arrays' dtype."""
+    nn = torch.nn
+    biases = biases or []
+
+    class FeatureNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            dtype = torch.from_numpy(np.asarray(kernels[0])).dtype
+            self.layers = nn.ModuleList(
+                nn.Linear(k.shape[1], k.shape[0], bias=bool(biases), dtype=dtype)
+                for k in kernels)
+            with torch.no_grad():
+                for i, (layer, k) in enumerate(zip(self.layers, kernels, strict=True)):
+                    layer.weight.copy_(torch.from_numpy(np.array(k)))
+                    if biases:
+                        layer.bias.copy_(torch.from_numpy(np.array(biases[i])))
+
+        def forward(self, x):
+            h = x
+            for i, layer in enumerate(self.layers):
+                h = layer(h)
+                if i < len(self.layers) - 1 or final_relu:
+                    h = torch.relu(h)
+            return scale * h if scale != 1.0 else h
+
+    return FeatureNet()
+
+
+def _net_arrays(net_state) -> dict[str, list[np.ndarray]]:
+    """``{"kernels": [...], "biases": [...]}`` of a network's ``nnx.State`` (in layer order;
+    ``biases`` empty without biases), as NumPy arrays of its dtype."""
+    import jax
+
+    out = {}
+    for part in ("kernels", "biases"):
+        try:
+            leaves = jax.tree.leaves(net_state[part])
+        except KeyError:
+            leaves = []
+        out[part] = [np.array(leaf) for leaf in leaves]
+    return out
+
+
+class _TorchDuelingBase:
+    """What the dueling references share: the pair history (the last ``buffer_size`` pairs, in
+    the agent's ring-buffer order, as tensors of the agent's float dtype), the agent's
+    initialisation, and the training check against the agent's own ``update``.
+
+    A subclass defines ``_network_init(state)`` (the initial parameters from the agent's state),
+    ``_pair_weight(x1, x2)``, ``_train()``, ``gram()`` (``V`` / ``U`` from the history with the
+    current network), ``act`` and ``_params()`` / ``_jax_params(state)`` (the compared
+    parameters, in the same order).
+    """
+
+    data_modes = ("history",)  # the arms change every round: a pair history, no statistics
+    horizon = 100  # see the module docstring (both sides' cost per round grows with t)
+    warmup = 0
+    #: the check: ``CHECK_PAIRS - 1`` stored pairs, then two agent rounds (the second one
+    #: wraps the ring buffer of ``CHECK_PAIRS`` rows; 300 > 256 rows: two blocks).
+    CHECK_PAIRS = 300
+    CHECK_ARM_SETS = 20  # both select a pair on these many arm sets (half before the rounds)
+
+    @classmethod
+    def initial_params(cls, agent, env, seed: int) -> dict:
+        """The JAX agent's own initial parameters for ``seed`` (``agent.init``), in its dtype
+        (float32 unless ``jax_enable_x64``), which the reference computes in."""
+        import jax
+
+        return cls._network_init(agent.init(jax.random.key(seed), env.spec()))
+
+    def __init__(self, agent, network, init, num_arms: int, rng, data: str):
+        self.agent, self.network, self.rng = agent, network, rng
+        self.num_arms = num_arms
+        self.steps = int(agent.num_grad_steps)
+        self.lr = float(agent.learning_rate)
+        self.reg = float(agent.reg)
+        from jaxbandits.core import AUTO_BUFFER
+
+        self.capacity = int(agent.buffer_size or AUTO_BUFFER)
+        self.dtype = dtype = torch.from_numpy(np.asarray(init["kernels"][0])).dtype
+        dim = network.in_features
+        self.x1 = torch.zeros((self.capacity, dim), dtype=dtype)
+        self.x2 = torch.zeros((self.capacity, dim), dtype=dtype)
+        self.outcome = torch.zeros(self.capacity, dtype=dtype)
+        self.weight = torch.zeros(self.capacity, dtype=dtype)
+        self.num_obs = 0
+        self.arms_t = None
+
+    @property
+    def num_rows(self) -> int:
+        return min(self.num_obs, self.capacity)
+
+    def _history(self):
+        n = self.num_rows
+        return self.x1[:n], self.x2[:n], self.outcome[:n], self.weight[:n]
+
+    def _tensor(self, x: np.ndarray):
+        return torch.from_numpy(np.asarray(x)).to(self.dtype)
+
+    def _set_arms(self, arms: np.ndarray) -> None:
+        self.arms_t = self._tensor(arms)
+
+    def update(self, arms: np.ndarray, action, reward: float) -> None:
+        """Store the pair (row ``num_obs mod B``, as the agent's ring buffer) with its weight
+        from the current (selection-time) network, then train."""
+        arms_t = self._tensor(arms)
+        x1, x2 = arms_t[int(action[0])], arms_t[int(action[1])]
+        weight = self._pair_weight(x1, x2)
+        row = self.num_obs % self.capacity
+        self.x1[row], self.x2[row] = x1, x2
+        self.outcome[row], self.weight[row] = float(reward), weight
+        self.num_obs += 1
+        self._train()
+
+    @classmethod
+    def check_training(cls, env, agent, seed: int = 0, quick: bool = False) -> dict:
+        """The agent's ``update`` (jitted) against the reference's on identical inputs: the
+        agent's initial state with ``CHECK_PAIRS - 1`` stored pairs (random unit contexts,
+        outcomes and weights), then the same two rounds (arms, pair, outcome) on both sides;
+        compared are the parameters and ``V`` / ``U`` after them, relative to their largest
+        entries, and the pairs ``agent.act`` and the reference's ``act`` choose on
+        ``CHECK_ARM_SETS`` arm sets, half from the initial state (where the bonuses are wide)
+        and half from the state after the rounds (float64 only).
+
+        Run in float64 (``jax.enable_x64`` and double tensors) for the verdict, and in float32
+        (what the benchmark runs) for information: Adam's normalised steps amplify float32
+        rounding (a gradient entry near 0, a ReLU near its kink) over the ``2 n`` steps, so the
+        float32 trajectories drift apart by up to ~1e-2 of the largest parameter although
+        both sides do the same arithmetic; in float64 they agree to ~1e-10. ``quick``: float64
+        only (one compile of the update instead of two).
+        """
+        import jax
+
+        errors, moved, same = {}, 0.0, 0
+        for precision in ("float64",) if quick else ("float64", "float32"):
+            x64 = precision == "float64"
+            with jax.enable_x64(x64):
+                params, gram, step, pairs = cls._check_once(env, agent, seed, x64)
+            errors[f"params, {precision}"] = params
+            errors[f"{cls.gram_name}, {precision}"] = gram
+            moved = max(moved, step)
+            same = same or pairs
+        ok = max(v for k, v in errors.items() if k.endswith("float64")) < 1e-6
+        return {"errors": errors, "moved": moved, "ok": ok and same == cls.CHECK_ARM_SETS,
+                "what": (f"agent.update twice on {cls.CHECK_PAIRS - 1} stored pairs, ring of "
+                         f"{cls.CHECK_PAIRS}; the verdict in float64, where rounding cannot "
+                         f"mask a difference"),
+                "note": (f"; agent.act and the reference choose the same pair on "
+                         f"{same}/{cls.CHECK_ARM_SETS} arm sets (before and after)")}
+
+    @classmethod
+    def _check_once(cls, env, agent, seed: int, select: bool) -> tuple[float, float, float, int]:
+        """One run of :meth:`check_training` in the current default float dtype: (parameter
+        error, ``V`` / ``U`` error, how far the rounds moved the parameters, on how many of
+        ``CHECK_ARM_SETS`` arm sets both choose the same pair after them (with ``select``;
+        else 0))."""
+        import jax
+        import jax.numpy as jnp
+
+        from jaxbandits.agents.dueling_neural import duel_buffer_init
+        from jaxbandits.core import Context, Feedback, float_dtype
+
+        spec = env.spec()
+        capacity = cls.CHECK_PAIRS
+        agent = agent.replace(buffer_size=capacity)
+        rng = np.random.default_rng(seed)
+        num, dim, num_arms = capacity - 1, spec.dim, spec.num_arms
+        dtype = np.dtype(float_dtype())
+
+        def unit(*shape):
+            x = rng.uniform(-1.0, 1.0, shape + (dim,))
+            return (x / np.linalg.norm(x, axis=-1, keepdims=True)).astype(dtype)
+
+        x1, x2 = unit(num), unit(num)
+        outcome = (rng.random(num) < 0.5).astype(dtype)
+        weight = cls._check_weights(agent, rng, num).astype(dtype)
+        rounds = [(unit(num_arms), rng.permutation(num_arms)[:2], float(rng.random() < 0.5))
+                  for _ in range(2)]
+
+        state = agent.init(jax.random.key(seed), spec)
+        buffer = duel_buffer_init(capacity, dim)
+        buffer = buffer.replace(x1=buffer.x1.at[:num].set(x1), x2=buffer.x2.at[:num].set(x2),
+                                outcome=buffer.outcome.at[:num].set(outcome),
+                                weight=buffer.weight.at[:num].set(weight),
+                                num_obs=jnp.asarray(num, jnp.int32))
+        state = state.replace(buffer=buffer)
+        start = cls._jax_params(state)
+        update = jax.jit(lambda s, k, c, a, f: agent.update(s, k, c, a, f))
+        for arms, pair, o in rounds:
+            state = update(state, jax.random.key(1), Context(arms=jnp.asarray(arms)),
+                           jnp.asarray(pair, jnp.int32),
+                           Feedback(reward=jnp.asarray(o, dtype), regret=jnp.asarray(0.0, dtype)))
+        expected = cls._jax_params(state)
+        expected_gram = np.asarray(state.gram)
+
+        network = agent.network(dim)
+        policy = cls(agent, network, cls.initial_params(agent, env, seed), num_arms,
+                     np.random.default_rng(seed), "history")
+        for name, values in (("x1", x1), ("x2", x2), ("outcome", outcome), ("weight", weight)):
+            getattr(policy, name)[:num] = torch.from_numpy(values)
+        policy.num_obs = num
+        for arms, pair, o in rounds:
+            policy.update(arms, pair, o)
+        got = policy._params()
+        gram = policy.gram().numpy()
+
+        scale = max(float(np.max(np.abs(a))) for a in expected)
+        params_error = max(float(np.max(np.abs(a - b))) for a, b in zip(got, expected,
+                                                                        strict=True)) / scale
+        gram_error = float(np.max(np.abs(gram - expected_gram))) / float(np.max(np.abs(
+            expected_gram)))
+        moved = max(float(np.max(np.abs(a - b))) for a, b in zip(expected, start,
+                                                                 strict=True)) / scale
+        same = 0
+        if select:  # from the initial state (wide bonuses) and from the one after the rounds
+            act = jax.jit(lambda s, k, c: agent.act(s, k, c)[0])
+            fresh = cls(agent, network, cls.initial_params(agent, env, seed), num_arms,
+                        np.random.default_rng(seed), "history")
+            sides = [(agent.init(jax.random.key(seed), spec), fresh), (state, policy)]
+            for i in range(cls.CHECK_ARM_SETS):
+                jax_state, reference = sides[2 * i // cls.CHECK_ARM_SETS]
+                arms = unit(num_arms)
+                pair = act(jax_state, jax.random.key(2), Context(arms=jnp.asarray(arms)))
+                same += tuple(int(k) for k in pair) == tuple(reference.act(arms))
+        return params_error, gram_error, moved, same
+
+
+@torch_reference("nvldb-ucb-asym", env="dueling-square")
+class TorchNVLDB(_TorchDuelingBase):
+    """NVLDB-UCB-ASYM as Algorithm 1 with Listing 2 (seed-004 sections 2.1-2.3, 7): each round
+    ``Phi = phi(X; W)`` (the listing's ``grad_list``, ``df/dtheta``), ``u = Phi theta``,
+    ``V = lambda I + sum_i w_i dphi_i dphi_i^T`` rebuilt from the history with the current
+    network (App. E.2), then Listing 2's loop over the arms: ``k1 = argmax u``, ``k2 = argmax_{j
+    != k1} u_j + a sqrt(max(z^T V^{-1} z, 0))``, ``z = phi_j - phi_k1`` (the listing inverts
+    ``V`` inside the loop; here once per round, which only makes the reference faster). Observe,
+    store the pair with ``w = 1 / max(sigma_hat, eps)^2``, ``sigma_hat^2 = g (1 - g)`` at the
+    selection-time gap (1 for NLDB), and take ``n`` warm-started ``torch.optim.Adam`` steps (one
+    optimiser for the whole run) on ``sum_i w_i softplus(-(2 o_i - 1)(f(x_i1) - f(x_i2))) +
+    lambda/2 ||theta - theta_0||^2`` over the whole history."""
+
+    gram_name = "V"
+
+    def __init__(self, agent, network, init, num_arms, rng, data):
+        if (agent.rule != "ucb-asym" or agent.gram != "recompute" or agent.link != "btl"
+                or agent.net_init == "symmetric"):
+            raise ValueError("the PyTorch NVLDB reference covers UCB-ASYM, gram='recompute', "
+                             "the BTL link and the torch init")
+        super().__init__(agent, network, init, num_arms, rng, data)
+        self.explore = float(agent.explore_scale)
+        self.eps = float(agent.eps)
+        self.aware = agent.variance == "aware"
+        self.update_every = int(agent.update_every)
+        self.reset_optimizer = bool(agent.reset_optimizer)
+        self.forbid_self_duel = bool(agent.forbid_self_duel)
+        scale = math.sqrt(network.width) if network.scale_output else 1.0
+        self.features = make_torch_feature_net(init["kernels"], scale=scale,
+                                               final_relu=network.final_relu)
+        self.theta = torch.nn.Parameter(torch.from_numpy(init["theta"].copy()))
+        self.theta0 = torch.from_numpy(init["theta"].copy())
+        self.optimizer = self._optimizer()
+
+    def _optimizer(self):
+        return torch.optim.Adam([self.theta, *self.features.parameters()], lr=self.lr)
+
+    @staticmethod
+    def _check_weights(agent, rng, num: int) -> np.ndarray:
+        if agent.variance != "aware":
+            return np.ones(num)
+        sigma = rng.uniform(0.0, 0.5, num)
+        return 1.0 / np.maximum(sigma, float(agent.eps)) ** 2
+
+    @staticmethod
+    def _network_init(state) -> dict:
+        arrays = _net_arrays(state.params.net)
+        return {"theta": np.array(state.params.theta), **arrays}
+
+    @staticmethod
+    def _jax_params(state) -> list[np.ndarray]:
+        return [np.asarray(state.params.theta)] + _net_arrays(state.params.net)["kernels"]
+
+    def _params(self) -> list[np.ndarray]:
+        return [self.theta.detach().numpy().copy()] + [
+            p.detach().numpy().copy() for p in self.features.parameters()]
+
+    def gram(self):
+        x1, x2, _, w = self._history()
+        with torch.no_grad():
+            dphi = self.features(x1) - self.features(x2)
+            gram = (dphi * w[:, None]).T @ dphi
+        return gram + self.reg * torch.eye(gram.shape[0], dtype=self.dtype)
+
+    def act(self, arms: np.ndarray):
+        self._set_arms(arms)
+        with torch.no_grad():
+            grad_list = self.features(self.arms_t)  # df/dtheta of each arm
+            utilities = grad_list @ self.theta
+            inverse = torch.linalg.inv(self.gram())
+        # Listing 2
+        at_1 = int(torch.argmax(utilities))
+        at_2, max_score = at_1, -np.inf
+        for j in range(len(utilities)):
+            if self.forbid_self_duel and j == at_1:
+                continue
+            zt_j1 = grad_list[j] - grad_list[at_1]
+            conf_term = torch.clamp(zt_j1 @ inverse @ zt_j1, min=0)
+            sigma = self.explore * torch.sqrt(conf_term)
+            action_score = utilities[j].item() + sigma.item()
+            if action_score > max_score:
+                max_score, at_2 = action_score, j
+        return at_1, at_2
+
+    def _pair_weight(self, x1, x2) -> float:
+        if not self.aware:
+            return 1.0
+        with torch.no_grad():
+            delta = (self.features(torch.stack([x1, x2])) @ self.theta)
+            prob = torch.sigmoid(delta[0] - delta[1])
+            sigma = torch.sqrt(prob * (1.0 - prob))
+            return float(1.0 / torch.clamp(sigma, min=self.eps) ** 2)
+
+    def _train(self) -> None:
+        if self.num_obs % self.update_every:
+            return
+        if self.reset_optimizer:
+            self.optimizer = self._optimizer()
+        x1, x2, o, w = self._history()
+        sign = 2.0 * o - 1.0
+        for _ in range(self.steps):
+            self.optimizer.zero_grad()
+            delta = self.features(x1) @ self.theta - self.features(x2) @ self.theta
+            loss = (w * torch.nn.functional.softplus(-sign * delta)).sum()
+            loss = loss + 0.5 * self.reg * ((self.theta - self.theta0) ** 2).sum()
+            loss.backward()
+            self.optimizer.step()
+
+
+@torch_reference("ndb-ucb", env="dueling-square")
+class TorchNDB(_TorchDuelingBase):
+    """NDB-UCB as APOHF's ``NeuralDBDiag`` (seed-004 section 7): an MLP ``d -> 32 -> 32 -> 1``
+    with biases; each round the per-sample full gradients of the arms and of the stored
+    contexts (``torch.func.vmap`` of ``grad``, what BackPACK's ``BatchGrad`` gives the original
+    code), ``U = diag(lambda I + sum_i (g_i1 - g_i2)^2)`` with the current network, ``k1 =
+    argmax mu``, ``sigma_j = sqrt(sum_k nu (g_j - g_k1)_k^2 / U_k)``, ``k2`` the best of
+    ``argsort(mu + sigma)`` other than ``k1``. Observe, store the pair, reset the network to its
+    initial state and take ``n`` full-batch steps of a fresh ``torch.optim.Adam(lr,
+    weight_decay=lambda / (t + 50))`` on the mean BCE-with-logits of ``f(x_i1) - f(x_i2)``."""
+
+    gram_name = "U"
+
+    def __init__(self, agent, network, init, num_arms, rng, data):
+        if agent.rule != "ucb-asym" or agent.design != "diag" or not agent.forbid_self_duel:
+            raise ValueError("the PyTorch NDB reference covers UCB-ASYM with a diagonal U and "
+                             "k2 != k1 (APOHF's NeuralDBDiag)")
+        super().__init__(agent, network, init, num_arms, rng, data)
+        self.nu = float(agent.explore_scale)
+        self.net = make_torch_feature_net(init["kernels"], init["biases"])
+        self.init_state = {k: v.clone() for k, v in self.net.state_dict().items()}
+        # the flat gradient in the library's order (biases, then kernels), so U compares
+        self.names = ([f"layers.{i}.bias" for i in range(len(init["biases"]))]
+                      + [f"layers.{i}.weight" for i in range(len(init["kernels"]))])
+        from torch.func import functional_call, grad, vmap
+
+        def value(params, x):
+            return functional_call(self.net, params, (x[None],))[0, 0]
+
+        self._batch_grad = vmap(grad(value), in_dims=(None, 0))
+
+    @staticmethod
+    def _check_weights(agent, rng, num: int) -> np.ndarray:
+        return np.ones(num)
+
+    @staticmethod
+    def _network_init(state) -> dict:
+        return _net_arrays(state.params0)
+
+    @staticmethod
+    def _jax_params(state) -> list[np.ndarray]:
+        arrays = _net_arrays(state.params)
+        return arrays["biases"] + arrays["kernels"]
+
+    def _params(self) -> list[np.ndarray]:
+        named = dict(self.net.named_parameters())
+        return [named[n].detach().numpy().copy() for n in self.names]
+
+    def _gradients(self, x):
+        """``(N, p)`` per-sample flat gradients of ``f`` at the rows of ``x``."""
+        params = {k: v.detach() for k, v in self.net.named_parameters()}
+        grads = self._batch_grad(params, x)
+        return torch.cat([grads[n].reshape(x.shape[0], -1) for n in self.names], dim=1)
+
+    def gram(self):
+        x1, x2, _, _ = self._history()
+        n = x1.shape[0]
+        if n == 0:
+            return torch.full((sum(p.numel() for p in self.net.parameters()),), self.reg,
+                              dtype=self.dtype)
+        g = self._gradients(torch.cat([x1, x2]))
+        feature = g[:n] - g[n:]
+        return (feature * feature).sum(0) + self.reg
+
+    def act(self, arms: np.ndarray):
+        self._set_arms(arms)
+        with torch.no_grad():
+            mu = self.net(self.arms_t)[:, 0]
+        g_list = self._gradients(self.arms_t)
+        arm1 = int(torch.argmax(mu))
+        u = self.gram()
+        feature_arm_2 = g_list - g_list[arm1]
+        sigma = torch.sqrt(torch.sum(self.nu * feature_arm_2 * feature_arm_2 / u, dim=1))
+        sorted_idx = torch.argsort(mu + sigma, descending=True)
+        arm2 = int(sorted_idx[1]) if int(sorted_idx[0]) == arm1 else int(sorted_idx[0])
+        return arm1, arm2
+
+    def _pair_weight(self, x1, x2) -> float:
+        return 1.0
+
+    def _train(self) -> None:
+        self.net.load_state_dict(self.init_state)
+        x1, x2, o, _ = self._history()
+        n = x1.shape[0]
+        optimizer = torch.optim.Adam(self.net.parameters(), lr=self.lr,
+                                     weight_decay=self.reg / (n + 50))
+        for _ in range(self.steps):
+            optimizer.zero_grad()
+            logits = (self.net(x1) - self.net(x2)).reshape(-1)
+            loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, o)
+            loss.backward()
+            optimizer.step()
+
+
 # ------------------------------------------------------------------------------------------------
 # Runs and checks.
 
@@ -554,8 +1047,12 @@ def torch_run(env, agent, name: str, horizon: int, seed: int, data: str) -> dict
     rng = np.random.default_rng(seed)
     world = NUMPY_ENVS[env.name](env, rng)
     network = agent.network(env.dim)
-    kernels = initial_kernels(network, seed)
-    policy = TORCH_REFERENCES[name](agent, network, kernels, env.num_arms, rng, data)
+    reference = TORCH_REFERENCES[name]
+    if hasattr(reference, "initial_params"):  # the agent's own init (more than one network)
+        init = reference.initial_params(agent, env, seed)
+    else:
+        init = initial_kernels(network, seed)
+    policy = reference(agent, network, init, env.num_arms, rng, data)
     regret = 0.0
     times = np.zeros(horizon)
     for t in range(horizon):
@@ -569,10 +1066,20 @@ def torch_run(env, agent, name: str, horizon: int, seed: int, data: str) -> dict
     return {"regret": regret, "times": times, "warmup": policy.warmup}
 
 
-def check_training(env, agent, name: str, seed: int = 0) -> dict:
-    """One training round from identical inputs: :func:`jaxbandits.nets.net_gd` (the call the
-    agents make) against :func:`torch_fit` on the full history and on the per-arm statistics.
-    Returns the largest parameter differences relative to the largest parameter."""
+def check_training(env, agent, name: str, seed: int = 0, quick: bool = False) -> dict:
+    """One training round from identical inputs, the JAX agent's against the reference's.
+
+    A reference with its own ``check_training(env, agent, seed, quick)`` (the dueling ones:
+    the agent's ``update`` on a fixed pair history; ``quick`` trims it) answers itself. Otherwise
+    :func:`jaxbandits.nets.net_gd` (the call the agents make) runs against :func:`torch_fit` on
+    the full history and on the per-arm statistics. Returns ``{"errors": {what: the largest
+    difference relative to the largest parameter}, "moved": how far the round moved the
+    parameters (relative), "ok": bool}``, and ``"what"``, a description, where not the default.
+    """
+    reference = TORCH_REFERENCES[name]
+    if hasattr(reference, "check_training"):
+        return reference.check_training(env, agent, seed, quick=quick)
+
     import jax
     import jax.numpy as jnp
 
@@ -582,7 +1089,6 @@ def check_training(env, agent, name: str, seed: int = 0) -> dict:
     network = agent.network(env.dim)
     kernels = initial_kernels(network, seed)
     num_arms = env.num_arms
-    reference = TORCH_REFERENCES[name]
     link, coef = reference.link, reference.penalty_coef(agent)
     anchor_k = [np.zeros_like(k) for k in kernels] if reference.zero_anchor else kernels
     arms = rng.standard_normal((num_arms, env.dim)) / math.sqrt(env.dim)
@@ -674,7 +1180,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--flat-runs", type=int, default=1, help="runs of the flatness runs")
     p.add_argument("--torch-horizon", type=int, default=None,
                    help="rounds per PyTorch seed, also the horizon of the regret check "
-                        "(default: the warm-up plus 60, neurallog-ucb-2 the paper's 2000; "
+                        "(default: the warm-up plus 60, neurallog-ucb-2 the paper's 2000, "
+                        "the dueling agents 100; "
                         "quick: the warm-up plus 2, or one training period)")
     p.add_argument("--torch-data", choices=("history", "stats", "both"), default=None,
                    help="the PyTorch reference's training data: the full history (the papers' "
@@ -731,7 +1238,7 @@ def _label(name: str, overrides: dict) -> str:
 def _torch_horizon(args, agent, env, name: str) -> int:
     """Rounds per PyTorch seed: ``--torch-horizon``, else the reference's own (the paper's T),
     else the warm-up plus 60 rounds (quick: plus one training period)."""
-    warmup = env.num_arms if int(agent.warmup) < 0 else int(agent.warmup)
+    warmup = agent.warmup_rounds(env.spec())
     every = int(getattr(agent, "update_every", 1))
     if args.torch_horizon:
         return args.torch_horizon
@@ -791,9 +1298,14 @@ def main(argv=None) -> int:
             else {}
         env = jb.make_env(env_name, **env_kwargs)
         agent = jb.make_agent(name, **overrides)
+        if env.spec().action_kind == "pair" and getattr(agent, "buffer_size", 0) is None:
+            # A pair history (dueling): the buffer make_agent sizes for the horizon both sides
+            # play (min(T, AUTO_BUFFER) rows: the whole history, as the reference keeps).
+            agent = jb.make_agent(name, env=env, horizon=_torch_horizon(args, agent, env, name),
+                                  **overrides)
         every = int(getattr(agent, "update_every", 1))
         period = math.lcm(every, args.chunk_size)
-        steady = agent.replace(warmup=0)
+        steady = agent.replace(warmup=0) if hasattr(agent, "warmup") else agent
         reference = TORCH_REFERENCES.get(name) if have_torch else None
         buffer = getattr(agent, "buffer_size", None)
         if buffer is None:  # per-arm statistics: every round after the warm-up costs the same
@@ -811,7 +1323,7 @@ def main(argv=None) -> int:
             timed = (f"timed horizon {horizon} from an empty buffer of {buffer} rows (the "
                      f"PyTorch reference's rounds)")
         print(f"\n== {label} on {env_name} (d={env.dim}, K={env.num_arms}); trains every "
-              f"{every} round(s), {agent.num_grad_steps} GD steps; {timed}")
+              f"{every} round(s), {agent.num_grad_steps} gradient steps; {timed}")
         sys.stdout.flush()
 
         # PyTorch reference: the training check, then the timed regret-check seeds.
@@ -819,13 +1331,14 @@ def main(argv=None) -> int:
         if have_torch and reference is None:
             print(f"[note] {label}: no PyTorch reference; JAX numbers only")
         if reference is not None:
-            train = check_training(env, agent, name, seed=args.seed)
+            train = check_training(env, agent, name, seed=args.seed, quick=args.quick)
             verdict = "consistent" if train["ok"] else "MISMATCH: check the PyTorch reference"
-            print(f"[check] {label}: one training round from identical inputs: max |theta_torch"
-                  f" - theta_jax| / max |theta| = {train['errors']['history']:.1e} (history), "
-                  f"{train['errors']['stats']:.1e} (stats); the round moved theta by "
-                  f"{train['moved']:.1e} -> {verdict}")
-            warmup = env.num_arms if int(agent.warmup) < 0 else int(agent.warmup)
+            errors = ", ".join(f"{v:.1e} ({k})" for k, v in train["errors"].items())
+            what = f" ({train['what']})" if train.get("what") else ""
+            print(f"[check] {label}: one training round from identical inputs{what}: max "
+                  f"|theta_torch - theta_jax| / max |theta| = {errors}; the round moved theta "
+                  f"by {train['moved']:.1e}{train.get('note', '')} -> {verdict}")
+            warmup = agent.warmup_rounds(env.spec())
             torch_horizon = _torch_horizon(args, agent, env, name)
             asked = ["history", "stats"] if args.torch_data == "both" else [args.torch_data]
             modes = [mode for mode in asked if mode in reference.data_modes]

@@ -104,6 +104,8 @@ def _parser() -> argparse.ArgumentParser:
                     "linear agents, lin-ucb's exploration scale tuned).",
         epilog="examples:\n  jaxbandits run\n  jaxbandits run --env russo --horizon 1000\n"
                "  jaxbandits run --env shuttle --horizon 2000 --runs 20\n"
+               "  jaxbandits run --env dueling-square --agents random,colstim,nvldb-ucb-asym "
+               "--set agent.width=32\n"
                "  jaxbandits run --agents lin-ts,lin-ucb --set lin-ucb.explore_scale=0.5")
     run.add_argument("--env", default=None,
                      help=f"environment name (see `jaxbandits list`; default: {DEFAULT_ENV})")
@@ -165,8 +167,12 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _add_experiment_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--horizon", type=int, default=DEFAULT_HORIZON, help="rounds T")
-    p.add_argument("--runs", type=int, default=DEFAULT_RUNS, help="independent runs (seeds)")
+    p.add_argument("--horizon", type=int, default=None,
+                   help=f"rounds T (default: {DEFAULT_HORIZON:,}, or the environment's paper's: "
+                        "2,000 on the dueling environments)")
+    p.add_argument("--runs", type=int, default=None,
+                   help=f"independent runs (seeds) (default: {DEFAULT_RUNS}, or the "
+                        "environment's paper's: 20 on the dueling environments)")
     p.add_argument("--seed", type=int, default=0, help="the experiment's seed")
     p.add_argument("--out", default=None,
                    help="results folder, new or empty (default: a new results/<env>-<time>)")
@@ -290,11 +296,15 @@ class _Experiment:
         from jaxbandits.registry import ENVS
 
         jb.use_cpu_cores(args.cpu_devices)
-        _check_sizes(args)
         self.args, self.env_name = args, env_name
         self.settings = _raw_settings(args.set)
         self.env = jb.make_env(env_name, **_read_values(ENVS.get(env_name), "env",
                                                         self.settings.pop("env", {})))
+        if args.horizon is None:  # the environment's paper's size, else the command's
+            args.horizon = self.env.default_horizon or DEFAULT_HORIZON
+        if args.runs is None:
+            args.runs = self.env.default_runs or DEFAULT_RUNS
+        _check_sizes(args)
         self.assumed: dict[str, dict[str, Any]] = {}
         self.tuned: dict[str, dict[str, Any]] = {}
         self.log_y = args.log_y

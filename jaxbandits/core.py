@@ -19,6 +19,7 @@ the time axis with ``lax.scan``::
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import functools
 import math
 import os
@@ -152,12 +153,16 @@ class Feedback:
         for simulated environments.
       metrics: ``{name: ()}`` the extra per-round metrics the spec names (``Spec.metrics``);
         the runner accumulates each like the regret.
+      oracle: ``{name: array}`` privileged quantities of the round that a simulation knows and
+        a bandit algorithm does not (a dueling environment's true ``preference_prob``), for
+        oracle variants of agents (NVLDB's ``variance="oracle"``); not recorded.
     """
 
     reward: jax.Array
     regret: jax.Array
     accepted: jax.Array | bool = True
     metrics: dict[str, jax.Array] = struct.field(default_factory=dict)
+    oracle: dict[str, jax.Array] = struct.field(default_factory=dict)
 
 
 class Env(struct.PyTreeNode):
@@ -173,6 +178,10 @@ class Env(struct.PyTreeNode):
     #: the agent families whose model fits this environment: ``jaxbandits run`` plays the
     #: registered agents of these families (that can act on it) by default.
     agent_families: ClassVar[tuple[str, ...]] = ("baseline", "linear")
+    #: the horizon and run count ``jaxbandits run`` plays on this environment when ``--horizon``
+    #: / ``--runs`` are not given (its paper's; None: the command's 10,000 rounds and 200 runs).
+    default_horizon: ClassVar[int | None] = None
+    default_runs: ClassVar[int | None] = None
 
     def spec(self) -> Spec:
         raise NotImplementedError
@@ -509,10 +518,15 @@ def check_seed(obj: Any, field: str) -> None:
 
 
 def check_choice(obj: Any, field: str, choices: tuple[str, ...]) -> None:
-    """Raises ``ValueError`` unless ``obj.field`` is one of ``choices``."""
+    """Raises ``ValueError`` unless ``obj.field`` is one of ``choices``, naming the closest
+    choices of a misspelt string."""
     value = getattr(obj, field)
-    if value not in choices:
-        raise ValueError(f"{_owner(obj)}: {field} must be one of {choices}, got {_show(value)}")
+    if value in choices:
+        return
+    close = difflib.get_close_matches(value, choices, n=3, cutoff=0.5) \
+        if isinstance(value, str) else []
+    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    raise ValueError(f"{_owner(obj)}: {field} must be one of {choices}, got {_show(value)}{hint}")
 
 
 def float_dtype() -> jnp.dtype:

@@ -122,6 +122,21 @@ def test_default_agents_are_those_that_can_act(monkeypatch, tmp_path):
             assert agent.buffer_size == 300, name  # the whole history of T = 300 rounds
 
 
+def test_dueling_environments_run_at_their_papers_size(monkeypatch, tmp_path):
+    """A dueling environment without --horizon / --runs: the paper's T = 2,000 and 20 seeds
+    (not the linear experiment's 10,000 x 200, hours of neural training on a CPU); every
+    default agent plays pairs; explicit options win."""
+    seen = _intercept(monkeypatch, tmp_path, ["run", "--env", "dueling-square"])
+    assert (seen["horizon"], seen["num_runs"]) == (2000, 20)
+    assert {"random", "colstim", "nvldb-ucb-asym", "ndb-ucb"} <= set(seen["agents"])
+    assert all("pair" in a.action_kinds for a in seen["agents"].values())
+    assert seen["agents"]["nvldb-ucb-asym"].buffer_size == 2000  # the whole history
+    seen = _intercept(monkeypatch, tmp_path, ["run", "--env", "dueling-cosine", "--horizon",
+                                              "300", "--runs", "3", "--agents", "maxinp"])
+    assert (seen["horizon"], seen["num_runs"]) == (300, 3)
+    assert seen["agents"]["maxinp"].horizon_hint == 300
+
+
 @pytest.mark.parametrize(
     "argv, match",
     [
@@ -274,5 +289,6 @@ def test_version_and_help(capsys):
     assert f"jax {jax.__version__}" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         main(["run", "--help"])
-    text = capsys.readouterr().out
-    assert "default: 10000" in text and "results/<env>-<time>" in text
+    text = " ".join(capsys.readouterr().out.split())  # unwrapped
+    assert "default: 10,000, or the environment's paper's" in text
+    assert "results/<env>-<time>" in text

@@ -78,7 +78,16 @@ def test_agent_contract(name, kind):
         np.testing.assert_allclose(jnp.linalg.norm(action), 1.0, rtol=1e-5)
 
 
-@pytest.mark.parametrize("name, kind", [c for c in CASES if c[0] != "random"])
+# Learning checks made elsewhere on this very task are not repeated: the linear dueling agents
+# beat random pairs on it by a wider margin in test_dueling_linear.py, and NLDB acts and trains
+# as NVLDB does with every weight 1 (exactly NVLDB at eps = 1, test_dueling_neural.py): one NLDB
+# name learns here for the six.
+LINEAR_PAIR = ("maxinp", "maxpair-ucb", "colstim", "vacdb")
+LEARNERS = [c for c in CASES if c[0] != "random" and c[0] not in LINEAR_PAIR
+            and not (c[0].startswith("nldb") and c[0] != "nldb-ucb-asym")]
+
+
+@pytest.mark.parametrize("name, kind", LEARNERS)
 def test_agent_beats_uniform_random(name, kind):
     neural = kind == "pair" and name.startswith(("nvldb", "nldb", "ndb"))
     env = NEURAL_PAIR if neural else TINY[kind]

@@ -476,3 +476,46 @@ def test_make_agent_with_a_horizon_sets_the_hint_and_the_buffer(name):
     mine = jb.make_agent(name, env=env, horizon=500, buffer_size=64, horizon_hint=9)
     assert (mine.horizon_hint, mine.buffer_size) == (9, 64)
     assert jb.make_agent(name, env=env).horizon_hint == 2000
+
+
+# ------------------------------------------------------------------------------------------------
+# Pair actions through the runner's guarantees.
+
+
+def test_pair_runs_resume_after_a_kill_and_sweep_in_one_program(tmp_path, monkeypatch):
+    """A checkpointed dueling run killed mid-way and resumed equals the uninterrupted one, bit
+    for bit, average and weak regret alike; a sweep over explore_scale compiles once and its
+    default point equals simulate."""
+    from jaxbandits import _io
+    from jaxbandits.simulate import trace_counts
+
+    env = jb.make_env("dueling-square", dim=DIM, num_arms=ARMS)
+    agent = jb.make_agent("maxpair-ucb", env=env, horizon=30)
+    kw = dict(record="all", block_runs=2, progress=False, chunk_size=7)
+    base = jb.simulate(env, agent, 2, 30, 3, **kw)
+
+    class Killed(BaseException):
+        pass
+
+    def fault(name, seen=[]):  # noqa: B006  (counts the file operations of this run)
+        seen.append(name)
+        if len(seen) == 12:
+            raise Killed(name)
+
+    monkeypatch.setattr(_io, "fault_point", fault)
+    with pytest.raises(Killed):
+        jb.simulate(env, agent, 2, 30, 3, checkpoint_dir=tmp_path, **kw)
+    monkeypatch.setattr(_io, "fault_point", lambda name: None)
+    resumed = jb.simulate(env, agent, 2, 30, 3, checkpoint_dir=tmp_path, **kw)
+    np.testing.assert_array_equal(resumed.cumulative_regret, base.cumulative_regret)
+    for name in ("weak_regret", "strong_regret"):
+        np.testing.assert_array_equal(resumed.metrics[name], base.metrics[name])
+
+    before = trace_counts()
+    grid = jb.sweep(env, agent, 2, {"explore_scale": [agent.explore_scale, 0.1, 3.0]}, 30, 3,
+                    **kw)
+    traced = {k: v - before.get(k, 0) for k, v in trace_counts().items()}
+    assert max(traced.values()) <= 1, traced  # every program traced at most once
+    first, *others = grid.values()
+    np.testing.assert_array_equal(first.cumulative_regret, base.cumulative_regret)
+    assert not np.array_equal(others[1].cumulative_regret, base.cumulative_regret)

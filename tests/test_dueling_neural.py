@@ -209,6 +209,63 @@ def test_variance_aware_with_eps_one_is_nldb_exactly():
 
 
 @pytest.mark.usefixtures("x64")
+def test_oracle_variance_weighs_pairs_by_the_true_preference_probability():
+    """variance="oracle" (Alg. 1 line 12): zeta = max(sigma, eps) with the environment's true
+    sigma^2 = p (1 - p), p = P(k1 > k2) = sigmoid(u_k1 - u_k2) on the square task; the network's
+    estimate plays no part. Checked over a jitted run: every stored weight against the true
+    utilities of the round it was stored in."""
+    agent = jb.make_agent("nvldb-ucb-osym", variance="oracle", **SMALL)
+    env, horizon = jb.make_env("dueling-square", dim=DIM, num_arms=NUM_ARMS), 10
+
+    @jax.jit
+    def run(key):
+        key_env, key_agent, key_steps = jax.random.split(key, 3)
+        env_state = env.init(key_env)
+
+        def step(state, key_t):
+            key_obs, key_act, key_fb = jax.random.split(key_t, 3)
+            context = env.observe(key_obs, env_state, 0)
+            action, state = agent.act(state, key_act, context)
+            feedback = env.feedback(key_fb, env_state, context, action)
+            u = env.utilities(env_state, context.arms)
+            true_prob = jax.nn.sigmoid(u[action[0]] - u[action[1]])
+            state = agent.update(state, key_t, context, action, feedback)
+            return state, (feedback.oracle["preference_prob"], true_prob)
+
+        state = agent.init(key_agent, env.spec())
+        return jax.lax.scan(step, state, jax.random.split(key_steps, horizon))
+
+    state, (oracle_prob, true_prob) = run(jax.random.key(8))
+    np.testing.assert_allclose(oracle_prob, true_prob, rtol=1e-12)
+    sigma = np.sqrt(true_prob * (1 - true_prob))
+    np.testing.assert_allclose(state.buffer.weight[:horizon],
+                               1 / np.maximum(sigma, agent.eps) ** 2, rtol=1e-10)
+    assert np.ptp(np.asarray(state.buffer.weight[:horizon])) > 0  # not a constant weighting
+    # an environment without the true probability: a clear error while tracing
+    index_feedback = Feedback(reward=jnp.ones(()), regret=jnp.zeros(()))
+    with pytest.raises(ValueError, match="variance='oracle' needs an environment"):
+        agent.pair_weight(jnp.zeros(()), index_feedback)
+
+
+@pytest.mark.usefixtures("x64")
+def test_theta_refit_reaches_the_minimiser_with_the_features_fixed():
+    """theta_refit (A7): after the Newton steps theta is stationary for Eq. 4 with W fixed
+    (the gradient in theta of nvldb_loss vanishes), while W still trains by Adam. The probit
+    link: its curvature is not the logistic's p (1 - p), so the generic path is checked."""
+    link = "probit"
+    agent = jb.make_agent("nvldb-ucb-asym", theta_refit=25, link=link, **SMALL)
+    _, _, state = play(agent, jax.random.key(9), horizon=14)
+    network = agent.network(DIM)
+    grad = jax.grad(lambda p: dn.nvldb_loss(network, p, state.theta0, state.buffer, agent.reg,
+                                            link))(state.params)
+    np.testing.assert_allclose(grad.theta, 0.0, atol=1e-9)
+    assert float(jnp.max(jnp.abs(jnp.concatenate(
+        [jnp.ravel(g) for g in jax.tree.leaves(grad.net)])))) > 1e-6  # W is not refitted
+    with pytest.raises(ValueError, match="theta_refit"):
+        jb.make_agent("nvldb-ucb-asym", theta_refit=-1)
+
+
+@pytest.mark.usefixtures("x64")
 def test_frozen_network_recompute_gram_equals_incremental_gram():
     agent = jb.make_agent("nvldb-ucb-asym", gram="incremental", learning_rate=0.0, **SMALL)
     _, _, state = play(agent, jax.random.key(6), horizon=15)
@@ -290,6 +347,10 @@ def test_validation_and_presets():
         jb.make_agent("nvldb-ucb-asym", rule="ucb-osim")
     with pytest.raises(ValueError, match="rule"):
         jb.make_agent("ndb-ucb", rule="ucb-osym")
+    with pytest.raises(ValueError, match="link must be one of .*did you mean 'btl'"):
+        jb.make_agent("nvldb-ts-osym", link="btll")
+    with pytest.raises(ValueError, match="width must be a positive integer"):
+        jb.make_agent("ndb-ts", width=-4)
     with pytest.raises(ValueError, match="appendix"):
         jb.agents.dueling_preset("apendix")
     assert jb.agents.dueling_preset("appendix") == {"width": 32, "learning_rate": 1e-2}
@@ -300,6 +361,21 @@ def test_validation_and_presets():
     # a horizon-sized buffer for pair environments through make_agent(env=..., horizon=...)
     assert jb.make_agent("nvldb-ucb-asym", env=ENV, horizon=50).buffer_size == 50
     assert jb.make_agent("ndb-ts", env=ENV, horizon=5000).buffer_size == jb.core.AUTO_BUFFER
+
+
+@pytest.mark.parametrize("env_name, agent_name", [
+    ("linear", "nvldb-ucb-asym"), ("linear", "ndb-ts"), ("dueling-square", "lin-ucb"),
+    ("dueling-square", "neural-ucb"), ("dueling-cosine", "greedy")])
+def test_action_kind_mismatch_is_an_error_before_anything_compiles(env_name, agent_name,
+                                                                   monkeypatch):
+    env, agent = jb.make_env(env_name, dim=3, num_arms=4), jb.make_agent(agent_name)
+
+    def no_compiling(*args, **kwargs):
+        raise AssertionError("compiled before checking the action kinds")
+
+    monkeypatch.setattr(jax, "jit", no_compiling)
+    with pytest.raises(ValueError, match=f"cannot act on environment '{env_name}'"):
+        jb.simulate(env, agent, 0, 5, 2, progress=False)
 
 
 def test_symmetric_init_gives_zero_features():

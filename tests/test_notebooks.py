@@ -12,6 +12,7 @@ import pytest
 # smaller SCALE); executing them again at their shipped sizes would only repeat those compiles.
 RUN_ELSEWHERE = {
     "anytime_glm": "tests/test_reproduce_anytime.py",
+    "dueling": "tests/test_reproduce_dueling.py",
     "neural": "tests/test_reproduce_neural.py",
 }
 NOTEBOOKS = [p for p in sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))

@@ -12,56 +12,12 @@ scripts' functions, is executed by ``tests/test_notebooks.py`` with every other 
 
 from __future__ import annotations
 
-import importlib
-import math
-import re
-import sys
-from pathlib import Path
-
-import matplotlib
 import numpy as np
 import pytest
+from reproduce_checks import load as _load
+from reproduce_checks import run_tiny as _run
 
-REPRODUCE = Path(__file__).resolve().parents[1] / "benchmarks" / "reproduce"
-PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 SCRIPTS = ("ensemble_pp_fig2", "ensemble_pp_ablation", "lee_oh_demo")
-
-
-def _load(name: str):
-    if str(REPRODUCE) not in sys.path:
-        sys.path.insert(0, str(REPRODUCE))
-    return importlib.import_module(name)
-
-
-def _numbers(cell: str) -> list[float]:
-    return [float(x) for x in re.findall(r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?", cell)]
-
-
-def _run(name: str, tmp_path: Path):
-    matplotlib.use("Agg")
-    module = _load(name)
-    report = module.main(["--scale", "tiny", "--seed", "0", "--out", str(tmp_path), "--plain",
-                          "--no-progress"])
-    assert report.figure == tmp_path / f"{name}.png"
-    assert report.figure.read_bytes()[:8] == PNG_MAGIC
-    assert report.figure.stat().st_size > 10_000
-    assert report.markdown == tmp_path / f"{name}.md"
-    text = report.markdown.read_text()
-    assert f"![{name}]({name}.png)" in text
-    assert f"--scale tiny --seed 0 --out {tmp_path}" in text  # the command that reproduces it
-    assert not re.search(r"\bnan\b", text, re.IGNORECASE)
-    for table in report.tables:
-        assert table.markdown() in text
-        assert table.rows
-        for row in table.rows:
-            assert len(row) == len(table.columns)
-            for cell in row[1:]:
-                assert all(math.isfinite(x) for x in _numbers(cell)), (table.title, row)
-    assert "### Claims checked" in text
-    assert report.claims
-    for claim, verdict, evidence in report.claims:
-        assert verdict in (True, False, None) and claim and evidence
-    return module, module.SCALES["tiny"], report
 
 
 # ------------------------------------------------------------------------------------------------

@@ -8,51 +8,12 @@ notebook then runs with ``SCALE = "tiny"`` in the same process, so it reuses the
 
 from __future__ import annotations
 
-import json
-import math
-import re
-import sys
-from pathlib import Path
-
-import matplotlib
 import numpy as np
+from reproduce_checks import ROOT, run_notebook
+from reproduce_checks import load as _load
+from reproduce_checks import run_tiny as _run
 
-ROOT = Path(__file__).resolve().parents[1]
-REPRODUCE = ROOT / "benchmarks" / "reproduce"
 NOTEBOOK = ROOT / "notebooks" / "neural.ipynb"
-PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?|nan|inf", re.IGNORECASE)
-
-
-def _load(name: str):
-    if str(REPRODUCE) not in sys.path:
-        sys.path.insert(0, str(REPRODUCE))
-    import importlib
-
-    return importlib.import_module(name)
-
-
-def _run(name: str, tmp_path: Path):
-    matplotlib.use("Agg")
-    module = _load(name)
-    report = module.main(["--scale", "tiny", "--seed", "0", "--out", str(tmp_path), "--plain",
-                          "--no-progress"])
-    assert report.figure == tmp_path / f"{name}.png"
-    assert report.figure.read_bytes()[:8] == PNG_MAGIC
-    assert report.figure.stat().st_size > 10_000
-    text = report.markdown.read_text()
-    assert report.markdown == tmp_path / f"{name}.md"
-    assert f"![{name}]({name}.png)" in text
-    for table in report.tables:
-        assert table.markdown() in text
-        for row in table.rows:
-            assert len(row) == len(table.columns)
-            for cell in row[1:]:
-                for number in NUMBER.findall(cell):
-                    assert math.isfinite(float(number)), (table.title, row)
-    assert "### Claims checked" in text
-    assert report.claims and all(v in (True, False, None) for _, v, _ in report.claims)
-    return module, module.SCALES["tiny"], report
 
 
 def test_neural_fig1_tiny(tmp_path):
@@ -97,11 +58,6 @@ def test_neurallog_figs_tiny(tmp_path):
 
 
 def test_neural_notebook_runs_at_tiny_sizes():
-    matplotlib.use("Agg")
-    cells = json.loads(NOTEBOOK.read_text())["cells"]
-    namespace: dict = {"__name__": "__main__", "SCALE": "tiny"}
-    for i, cell in enumerate(c for c in cells if c["cell_type"] == "code"):
-        source = "".join(cell["source"])
-        exec(compile(source, f"{NOTEBOOK.name}[cell {i}]", "exec"), namespace)  # noqa: S102
+    namespace = run_notebook(NOTEBOOK, SCALE="tiny")
     assert namespace["cfg_es"] is _load("neural_fig1").SCALES["tiny"]
     assert namespace["claims"]

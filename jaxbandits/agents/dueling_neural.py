@@ -85,12 +85,13 @@ __all__ = [
     "nvldb_data_loss",
     "nvldb_gram",
     "nvldb_loss",
+    "nvldb_theta_newton",
     "nvldb_utilities",
     "preference_prob",
 ]
 
 LINKS = PREFERENCE_LINKS  # the environments' links (jaxbandits.linalg.glm)
-VARIANCE_MODES: tuple[str, ...] = ("aware", "agnostic")
+VARIANCE_MODES: tuple[str, ...] = ("aware", "agnostic", "oracle")
 GRAM_MODES: tuple[str, ...] = ("recompute", "incremental")
 NVLDB_INITS: tuple[str, ...] = ("torch", "symmetric")
 NDB_INITS: tuple[str, ...] = ("normal", "torch")
@@ -104,7 +105,13 @@ DUELING_PRESETS: dict[str, dict[str, Any]] = {
     "appendix": {"width": 32, "learning_rate": 1e-2},
 }
 
-_BLOCK_ROWS = 256  # rows per block of a training or Gram sum over the buffer
+_BLOCK_ROWS = 256  # the most rows per block of a training or Gram sum over the buffer
+
+
+def _block_rows(num_total: int) -> int:
+    """Rows per block for a buffer of ``num_total`` rows: about an eighth of it (at least 32,
+    at most 256), so that the rows summed past the filled ones stay a small fraction."""
+    return min(_BLOCK_ROWS, max(32, -(-num_total // 8)))
 
 
 def dueling_preset(name: str) -> dict[str, Any]:
@@ -120,10 +127,6 @@ def dueling_preset(name: str) -> dict[str, Any]:
         raise ValueError(f"unknown dueling preset {name!r}{hint} (known: "
                          f"{', '.join(DUELING_PRESETS)})")
     return dict(DUELING_PRESETS[name])
-
-
-# ------------------------------------------------------------------------------------------------
-# Links.
 
 
 # ------------------------------------------------------------------------------------------------
@@ -173,18 +176,20 @@ def duel_buffer_add(buffer: DuelBuffer, x1: jax.Array, x2: jax.Array, outcome: j
                       num_obs=buffer.num_obs + 1)
 
 
-def duel_buffer_sum(fn, buffer: DuelBuffer, block_rows: int = _BLOCK_ROWS):
+def duel_buffer_sum(fn, buffer: DuelBuffer, block_rows: int | None = None):
     """``sum_b fn(x1_b, x2_b, outcome_b, weight_b)`` over blocks of the buffer's filled rows.
 
     ``fn`` maps ``block_rows`` rows to a pytree and must be linear in the rows' weights (every
     row's contribution a multiple of its weight, as in a weighted loss or Gram matrix), so that
-    an empty (weight 0) row adds exactly nothing. A buffer of at most ``block_rows`` rows is one
-    block; a larger one is summed in blocks that skip those past the filled rows, so that the
-    cost is O(t) for t pairs (as :func:`~jaxbandits.nets.net_gd` with ``num_rows``). The last
-    block is slid back to end at row B and its rows already covered get weight 0.
+    an empty (weight 0) row adds exactly nothing. ``block_rows`` (default: about B / 8, between
+    32 and 256 rows): a buffer of at most that many rows is one block; a larger one is summed
+    in blocks that skip those past the filled rows, so that the cost is O(t) for t pairs (as
+    :func:`~jaxbandits.nets.net_gd` with ``num_rows``). The last block is slid back to end at
+    row B and its rows already covered get weight 0.
     """
     rows = (buffer.x1, buffer.x2, buffer.outcome, buffer.weight)
     num_total = buffer.weight.shape[0]
+    block_rows = block_rows or _block_rows(num_total)
     if num_total <= block_rows:
         return fn(*rows)
     offsets = jnp.arange(block_rows)
@@ -264,7 +269,7 @@ def nvldb_loss(network: FeatureNetwork, params: NVLDBParams, theta0: jax.Array,
 
 
 def nvldb_gram(network: FeatureNetwork, net: nnx.State, buffer: DuelBuffer, reg,
-               block_rows: int = _BLOCK_ROWS) -> jax.Array:
+               block_rows: int | None = None) -> jax.Array:
     """``V = reg I + sum_i w_i dphi_i dphi_i^T`` ``(D, D)`` over the stored pairs with the
     features of the network ``net``, ``dphi_i = phi(x_i1) - phi(x_i2)``, ``w_i = 1 /
     zeta_i^2`` (seed-004 Eq. 6 rebuilt every round, App. E.2 / A9)."""
@@ -275,6 +280,31 @@ def nvldb_gram(network: FeatureNetwork, net: nnx.State, buffer: DuelBuffer, reg,
 
     outer = duel_buffer_sum(block, buffer, block_rows)
     return outer + reg * jnp.eye(outer.shape[0], dtype=outer.dtype)
+
+
+def nvldb_theta_newton(network: FeatureNetwork, params: NVLDBParams, theta0: jax.Array,
+                       buffer: DuelBuffer, reg, link: str = "btl") -> jax.Array:
+    """One Newton step on ``theta`` ``(D,)`` of :func:`nvldb_loss` with the feature map fixed
+    (seed-004 Alg. 1 line 10, A7): ``theta - H^{-1} grad`` with, over the stored pairs,
+    ``grad = sum_i w_i l'(z_i) dphi_i + reg (theta - theta_0)`` and ``H = sum_i w_i l''(z_i)
+    dphi_i dphi_i^T + reg I``, ``z_i = theta^T dphi_i``, ``l(z) = -log g((2 o_i - 1) z)``."""
+    theta = params.theta
+
+    def row_loss(z, outcome):
+        return neg_log_preference((2.0 * outcome - 1.0) * z, link)
+
+    slope = jax.vmap(jax.grad(row_loss))
+    curvature = jax.vmap(jax.grad(jax.grad(row_loss)))
+
+    def block(x1, x2, o, w):
+        dphi = network.apply(params.net, x1) - network.apply(params.net, x2)
+        z = dphi @ theta
+        return (w * slope(z, o)) @ dphi, (dphi * (w * curvature(z, o))[:, None]).T @ dphi
+
+    grad, hessian = duel_buffer_sum(block, buffer)
+    eye = jnp.eye(theta.shape[0], dtype=theta.dtype)
+    grad, hessian = grad + reg * (theta - theta0), hessian + reg * eye
+    return theta - jax.scipy.linalg.cho_solve(jax.scipy.linalg.cho_factor(hessian), grad)
 
 
 class NVLDBState(struct.PyTreeNode):
@@ -341,12 +371,17 @@ class NVLDB(_DuelingAgent):
         x] / sqrt 2``: ``phi(x; W_0) = 0``, so nothing trains; for theory checks only, A4).
       num_grad_steps: n (static).  update_every: H, train every H rounds (static).
       reset_optimizer: start Adam afresh every training round (static; A6's option).
+      theta_refit: Newton steps on ``theta`` alone after each training round, ``W`` fixed
+        (Alg. 1 line 10's "theta minimises Eq. 4 with W_t fixed", a convex D-dim weighted
+        logistic ridge problem; App. E.2 skips it, so 0 by default; A7) (static).
       buffer_size: pairs kept (static; see the module docstring).
       gram: ``"recompute"`` or ``"incremental"`` (static).
       link: ``"btl"`` (logistic) or ``"probit"``, the ``g`` of the loss and of ``sigma_hat``
         (static).
       rule: the pair-selection rule (static; the registered name's).
-      variance: ``"aware"`` (NVLDB) or ``"agnostic"`` (NLDB, ``zeta = 1``) (static).
+      variance: ``"aware"`` (NVLDB), ``"agnostic"`` (NLDB, ``zeta = 1``) or ``"oracle"``
+        (Alg. 1 line 12's oracle: ``zeta = max(sigma, eps)`` with the true ``sigma^2 = p (1 -
+        p)``, ``p`` the environment's ``P(k1 > k2)`` from ``Feedback.oracle``) (static).
       forbid_self_duel, candidates, ts_csym: :func:`select_pair`'s options (static).
 
     Example::
@@ -369,6 +404,7 @@ class NVLDB(_DuelingAgent):
     num_grad_steps: int = struct.field(pytree_node=False, default=20)
     update_every: int = struct.field(pytree_node=False, default=1)
     reset_optimizer: bool = struct.field(pytree_node=False, default=False)
+    theta_refit: int = struct.field(pytree_node=False, default=0)
     gram: str = struct.field(pytree_node=False, default="recompute")
     link: str = struct.field(pytree_node=False, default="btl")
     rule: str = struct.field(pytree_node=False, default="ucb-asym")
@@ -381,6 +417,9 @@ class NVLDB(_DuelingAgent):
         super().validate()
         check_rule(self.name or type(self).__name__, self.rule)
         check_positive(self, "eps")
+        if self.theta_refit < 0:
+            raise ValueError(f"{self.name}: theta_refit must be >= 0 (Newton steps), got "
+                             f"{self.theta_refit!r}")
         if self.depth < 2:
             raise ValueError(f"{self.name}: depth must be >= 2 (weight matrices), got "
                              f"{self.depth!r}")
@@ -427,12 +466,21 @@ class NVLDB(_DuelingAgent):
                            candidates=self.candidates, ts_csym=self.ts_csym)
         return pair, state
 
-    def pair_weight(self, delta: jax.Array) -> jax.Array:
-        """``1 / zeta^2`` of a pair whose selection-time utility gap is ``delta``."""
+    def pair_weight(self, delta: jax.Array, feedback: Feedback | None = None) -> jax.Array:
+        """``1 / zeta^2`` of a pair whose selection-time utility gap is ``delta`` (and, for
+        ``variance="oracle"``, whose true preference probability ``feedback`` carries)."""
         if self.variance == "agnostic":
             return jnp.ones_like(delta)
-        prob = preference_prob(delta, self.link)
-        sigma = jnp.sqrt(prob * (1.0 - prob))
+        if self.variance == "oracle":
+            if feedback is None or "preference_prob" not in feedback.oracle:
+                raise ValueError(f"{self.name}: variance='oracle' needs an environment whose "
+                                 "feedback carries the true preference probability "
+                                 "(Feedback.oracle['preference_prob'], as the dueling "
+                                 "environments' does)")
+            prob = jnp.asarray(feedback.oracle["preference_prob"], delta.dtype)
+        else:
+            prob = preference_prob(delta, self.link)
+        sigma = jnp.sqrt(jnp.maximum(prob * (1.0 - prob), 0.0))
         return 1.0 / jnp.maximum(sigma, self.eps) ** 2
 
     def update(
@@ -446,7 +494,7 @@ class NVLDB(_DuelingAgent):
         network = self.network(context.arms.shape[-1])
         x1, x2 = context.arms[action[0]], context.arms[action[1]]
         u, phi = nvldb_utilities(network, state.params, jnp.stack([x1, x2]))  # selection time
-        weight = self.pair_weight(u[0] - u[1])
+        weight = self.pair_weight(u[0] - u[1], feedback)
         buffer = duel_buffer_add(state.buffer, x1, x2, feedback.reward, weight)
         train_now = buffer.num_obs % self.update_every == 0
         opt_state = state.opt_state
@@ -454,6 +502,13 @@ class NVLDB(_DuelingAgent):
             opt_state = optax.adam(self.learning_rate).init(state.params)
         params, opt_state = self._train(network, state.params, state.theta0, opt_state, buffer,
                                         jnp.where(train_now, self.num_grad_steps, 0))
+        if self.theta_refit:
+            theta = jax.lax.fori_loop(
+                0, jnp.where(train_now, self.theta_refit, 0),
+                lambda _, th: nvldb_theta_newton(network, params.replace(theta=th),
+                                                 state.theta0, buffer, self.reg, self.link),
+                params.theta)
+            params = params.replace(theta=theta)
         if self.gram == "recompute":
             gram = nvldb_gram(network, params.net, buffer, self.reg)
         else:

@@ -99,6 +99,7 @@ from jaxbandits.registry import register_env
 
 __all__ = [
     "DATASETS",
+    "DataBackedEnv",
     "ClassificationEnv",
     "ClassificationEnvState",
     "DataNotFoundError",
@@ -359,8 +360,36 @@ class ClassificationEnvState(struct.PyTreeNode):
     codebook: jax.Array | None = None
 
 
+class DataBackedEnv(Env):
+    """Base of the environments that hold a table read from files in their ``data`` field.
+
+    ``data`` is loaded on construction when it is missing, or when it was loaded with other
+    options (its ``meta.load_key`` differs from :meth:`_load_key`, e.g. after
+    ``replace(dataset=...)``); never on an unflatten of traced leaves, which keep their key.
+    Subclasses define :meth:`_load_key`, :meth:`_check_options` (run before anything is read)
+    and :meth:`_load`.
+    """
+
+    def __post_init__(self):
+        loaded_with = getattr(getattr(self.data, "meta", None), "load_key", None)
+        if self.data is None or (loaded_with is not None and loaded_with != self._load_key()):
+            self._check_options()
+            object.__setattr__(self, "data", self._load())
+
+    def _load_key(self) -> tuple:
+        """The options ``data`` is read with (equal to the loaded table's ``meta.load_key``)."""
+        raise NotImplementedError
+
+    def _check_options(self) -> None:
+        """Checks the fields that choose what to read."""
+
+    def _load(self) -> Any:
+        """Reads ``data`` from the options."""
+        raise NotImplementedError
+
+
 @register_env
-class ClassificationEnv(Env):
+class ClassificationEnv(DataBackedEnv):
     """A classification data set as a K-armed bandit with block (disjoint) arm features.
 
     Round t shows a row ``(x, y)`` of the run's pool; arm ``k`` is ``e_k (x) x`` in R^{K d};
@@ -406,20 +435,13 @@ class ClassificationEnv(Env):
     instance_seed: int | None = struct.field(pytree_node=False, default=None)
     data: DataTable | None = None
 
-    def __post_init__(self):
-        # Runs on construction and on every unflatten; it loads only when ``data`` is missing or
-        # was loaded with other options (e.g. after ``replace(dataset=...)``).
-        data = self.data
-        if data is None or (isinstance(data, DataTable) and data.meta.load_key is not None
-                            and data.meta.load_key != self._load_key()):
-            self._check_options()
-            table = load_dataset(self.dataset, self.path, normalize=self.normalize,
-                                 categorical=self.categorical, image_size=self.image_size)
-            object.__setattr__(self, "data", table)
-
     def _load_key(self) -> tuple:
         path = None if self.path is None else str(self.path)
         return (self.dataset, path, self.normalize, self.categorical, self.image_size)
+
+    def _load(self) -> DataTable:
+        return load_dataset(self.dataset, self.path, normalize=self.normalize,
+                            categorical=self.categorical, image_size=self.image_size)
 
     def _check_options(self) -> None:
         check_types(self)  # before loading anything

@@ -60,9 +60,8 @@ Example::
 
 from __future__ import annotations
 
-import difflib
 import os
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -75,6 +74,7 @@ from jaxbandits.core import (
     Env,
     Feedback,
     Spec,
+    check_choice,
     check_positive,
     check_seed,
     check_types,
@@ -84,6 +84,7 @@ from jaxbandits.envs.datasets import (
     DATASETS,
     NORMALIZATIONS,
     SAMPLINGS,
+    DataBackedEnv,
     DataTable,
     block_features,
     load_dataset,
@@ -161,7 +162,8 @@ def dueling_regrets(utilities: jax.Array, action: jax.Array
 def dueling_feedback(key: jax.Array, utilities: jax.Array, action: jax.Array,
                      prob_first: jax.Array) -> Feedback:
     """One round's :class:`~jaxbandits.Feedback`: ``o ~ Bernoulli(prob_first)`` as the reward,
-    the average regret as the regret, and the weak and strong regrets as ``metrics``.
+    the average regret as the regret, the weak and strong regrets as ``metrics`` and the true
+    ``P(k1 > k2)`` as ``oracle["preference_prob"]``.
 
     Args:
       key: the feedback key (the Bernoulli draw).
@@ -173,7 +175,8 @@ def dueling_feedback(key: jax.Array, utilities: jax.Array, action: jax.Array,
     outcome = jax.random.bernoulli(key, prob_first).astype(dtype)
     average, weak, strong = dueling_regrets(utilities, action)
     return Feedback(reward=outcome, regret=average,
-                    metrics={"weak_regret": weak, "strong_regret": strong})
+                    metrics={"weak_regret": weak, "strong_regret": strong},
+                    oracle={"preference_prob": jnp.asarray(prob_first, dtype)})
 
 
 def dueling_utility(utility: str, x: jax.Array, theta: jax.Array,
@@ -200,19 +203,6 @@ def dueling_utility(utility: str, x: jax.Array, theta: jax.Array,
     if utility == "square":
         return 10.0 * inner * inner
     raise ValueError(f"utility must be one of {UTILITIES}, got {utility!r}")
-
-
-def _check_name(obj: Any, field: str, choices: tuple[str, ...]) -> None:
-    """Raises ``ValueError`` naming the field, with the closest choices, unless the value is one
-    of ``choices``."""
-    value = getattr(obj, field)
-    if value in choices:
-        return
-    close = difflib.get_close_matches(value, choices, n=3, cutoff=0.5) \
-        if isinstance(value, str) else []
-    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-    owner = getattr(obj, "name", "") or type(obj).__name__
-    raise ValueError(f"{owner}: {field} must be one of {choices}, got {value!r}{hint}")
 
 
 def _spec(dim: int, num_arms: int) -> Spec:
@@ -270,6 +260,8 @@ class DuelingSyntheticEnv(Env):
     description = "contextual dueling bandit: cosine/square/quadratic utility, BTL or probit link"
     paper = _PAPER
     agent_families: ClassVar[tuple[str, ...]] = ("baseline", "dueling")
+    default_horizon: ClassVar[int | None] = 2000  # the paper: T = 2,000, 20 seeds
+    default_runs: ClassVar[int | None] = 20
 
     dim: int = struct.field(pytree_node=False, default=5)
     num_arms: int = struct.field(pytree_node=False, default=5)
@@ -280,9 +272,9 @@ class DuelingSyntheticEnv(Env):
 
     def validate(self) -> None:
         super().validate()
-        _check_name(self, "utility", UTILITIES)
-        _check_name(self, "quadratic_form", QUADRATIC_FORMS)
-        _check_name(self, "link", LINKS)
+        check_choice(self, "utility", UTILITIES)
+        check_choice(self, "quadratic_form", QUADRATIC_FORMS)
+        check_choice(self, "link", LINKS)
 
     def spec(self) -> Spec:
         return _spec(self.dim, self.num_arms)
@@ -387,7 +379,7 @@ class DuelingClassificationState(struct.PyTreeNode):
     pool: jax.Array
 
 
-class DuelingClassificationEnv(Env):
+class DuelingClassificationEnv(DataBackedEnv):
     """A classification data set as a contextual dueling bandit (seed-004 A21, both readings).
 
     ``reading="instance"`` (A): round t shows one row ``(z, c)`` of the run's pool; arm k's
@@ -435,6 +427,8 @@ class DuelingClassificationEnv(Env):
     description = "a classification data set as a contextual dueling bandit (A21)"
     paper = _PAPER
     agent_families: ClassVar[tuple[str, ...]] = ("baseline", "dueling")
+    default_horizon: ClassVar[int | None] = 2000  # the paper: T = 2,000, 20 seeds
+    default_runs: ClassVar[int | None] = 20
     #: the data set a registered subclass is fixed to (None: any).
     fixed_dataset: ClassVar[str | None] = None
 
@@ -450,27 +444,20 @@ class DuelingClassificationEnv(Env):
     instance_seed: int | None = struct.field(pytree_node=False, default=None)
     data: DataTable | None = None
 
-    def __post_init__(self):
-        # As ClassificationEnv: loads only when ``data`` is missing or was loaded with other
-        # options (after ``replace(dataset=...)``); never on an unflatten of traced leaves.
-        data = self.data
-        if data is None or (isinstance(data, DataTable) and data.meta.load_key is not None
-                            and data.meta.load_key != self._load_key()):
-            self._check_options()
-            table = load_dataset(self.dataset, self.path, normalize=self.normalize,
-                                 categorical="onehot")
-            object.__setattr__(self, "data", table)
-
     def _load_key(self) -> tuple:
         path = None if self.path is None else str(self.path)
         return (self.dataset, path, self.normalize, "onehot", None)
 
+    def _load(self) -> DataTable:
+        return load_dataset(self.dataset, self.path, normalize=self.normalize,
+                            categorical="onehot")
+
     def _check_options(self) -> None:
         check_types(self)  # before loading anything
-        _check_name(self, "dataset", tuple(DATASETS))
-        _check_name(self, "reading", READINGS)
-        _check_name(self, "sampling", SAMPLINGS)
-        _check_name(self, "normalize", NORMALIZATIONS)
+        check_choice(self, "dataset", tuple(DATASETS))
+        check_choice(self, "reading", READINGS)
+        check_choice(self, "sampling", SAMPLINGS)
+        check_choice(self, "normalize", NORMALIZATIONS)
         if self.pool_size is not None:
             check_positive(self, "pool_size", integer=True)
         if self.instance_seed is not None:

@@ -63,7 +63,6 @@ from flax import struct
 from jaxbandits.core import (
     Assumptions,
     Context,
-    Env,
     Feedback,
     Spec,
     check_choice,
@@ -73,7 +72,12 @@ from jaxbandits.core import (
     float_dtype,
 )
 from jaxbandits.envs import datasets
-from jaxbandits.envs.datasets import DATA_ENV_VAR, DataNotFoundError, cache_dir
+from jaxbandits.envs.datasets import (
+    DATA_ENV_VAR,
+    DataBackedEnv,
+    DataNotFoundError,
+    cache_dir,
+)
 from jaxbandits.registry import register_env
 
 __all__ = ["LoggedData", "OBDReplayEnv", "OBDReplayState", "ReplayContext", "load_obd"]
@@ -163,7 +167,7 @@ class OBDReplayState(struct.PyTreeNode):
 
 
 @register_env
-class OBDReplayEnv(Env):
+class OBDReplayEnv(DataBackedEnv):
     """Open Bandit Dataset replay with K = 5 candidates (seed-002 App. J.1).
 
     Round t replays logged event ``e = order[t mod N]``: arms are the features of the logged
@@ -202,20 +206,15 @@ class OBDReplayEnv(Env):
     candidate_seed: int = struct.field(pytree_node=False, default=0)
     data: LoggedData | None = None
 
-    def __post_init__(self):
-        data = self.data
-        if data is None or (isinstance(data, LoggedData) and data.meta.load_key is not None
-                            and data.meta.load_key != self._load_key()):
-            self._check_options()
-            logged = load_obd(self.campaign, self.path, num_candidates=self.num_candidates,
-                              user_dim=self.user_dim, item_dim=self.item_dim,
-                              candidate_seed=self.candidate_seed)
-            object.__setattr__(self, "data", logged)
-
     def _load_key(self) -> tuple:
         path = None if self.path is None else str(self.path)
         return (self.campaign, path, self.num_candidates, self.user_dim, self.item_dim,
                 self.candidate_seed)
+
+    def _load(self) -> LoggedData:
+        return load_obd(self.campaign, self.path, num_candidates=self.num_candidates,
+                        user_dim=self.user_dim, item_dim=self.item_dim,
+                        candidate_seed=self.candidate_seed)
 
     def _check_options(self) -> None:
         check_types(self)  # before loading anything

@@ -1,0 +1,72 @@
+"""What every reproduction smoke test checks (``tests/test_reproduce*.py``), in one place.
+
+:func:`run_tiny` runs a script of ``benchmarks/reproduce/`` in-process at the test-only
+``--scale tiny`` into a temporary folder and checks the report it writes: the PNG, the markdown
+with the figure, every table (rows of the right width, finite numbers) and the claims section;
+:func:`run_notebook` executes a notebook's code cells with injected variables (``SCALE =
+"tiny"``), so that it reuses the scripts' compiled programs.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import math
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+ROOT = Path(__file__).resolve().parents[1]
+REPRODUCE = ROOT / "benchmarks" / "reproduce"
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?|nan|inf", re.IGNORECASE)
+
+
+def load(name: str):
+    """The module ``name`` of ``benchmarks/reproduce/`` (``"_common"``, a script)."""
+    if str(REPRODUCE) not in sys.path:
+        sys.path.insert(0, str(REPRODUCE))
+    return importlib.import_module(name)
+
+
+def run_tiny(name: str, tmp_path: Path, *extra: str):
+    """Runs script ``name`` at ``--scale tiny``; returns ``(module, tiny config, report)``."""
+    matplotlib.use("Agg")
+    module = load(name)
+    report = module.main(["--scale", "tiny", "--seed", "0", "--out", str(tmp_path), "--plain",
+                          "--no-progress", *extra])
+    assert report.figure == tmp_path / f"{name}.png"
+    assert report.figure.read_bytes()[:8] == PNG_MAGIC
+    assert report.figure.stat().st_size > 10_000
+    assert report.markdown == tmp_path / f"{name}.md"
+    text = report.markdown.read_text()
+    assert f"![{name}]({name}.png)" in text
+    assert f"--scale tiny --seed 0 --out {tmp_path}" in text  # the command that reproduces it
+    for table in report.tables:
+        assert table.markdown() in text
+        assert table.rows, table.title
+        for row in table.rows:
+            assert len(row) == len(table.columns), (table.title, row)
+            for cell in row[1:]:
+                for number in NUMBER.findall(cell):
+                    assert math.isfinite(float(number)), (table.title, row)
+    assert "### Claims checked" in text
+    assert report.claims
+    for claim, verdict, evidence in report.claims:
+        assert verdict in (True, False, None) and claim and evidence, claim
+    return module, module.SCALES["tiny"], report
+
+
+def run_notebook(path: Path, **variables: Any) -> dict[str, Any]:
+    """Executes the code cells of the notebook ``path`` in one namespace that starts with
+    ``variables``; returns the namespace."""
+    matplotlib.use("Agg")
+    namespace: dict[str, Any] = {"__name__": "__main__", **variables}
+    cells = json.loads(path.read_text())["cells"]
+    for i, cell in enumerate(c for c in cells if c["cell_type"] == "code"):
+        source = "".join(cell["source"])
+        exec(compile(source, f"{path.name}[cell {i}]", "exec"), namespace)  # noqa: S102
+    return namespace
