@@ -48,11 +48,10 @@ largest horizon of the scale, so that one compiled program serves every horizon.
 Scales: ``small`` (2 runs, T = 2,000 on square and cosine (the acceptance ordering), T = 500 on
 quadratic and for Figs. E.5-E.8, magic and Table E.3 (d = 20, width 32), width 32, NDB-UCB on
 square only, VACDB / CoLSTIM / MaxInP / MaxPairUCB / uniform everywhere; 4 runs at T = 200 for
-Statlog; Table E.2 read from the Fig. 2 square runs (width 32, T = 2,000); 1,262 s (21 min) on
-the 2-core development machine shared with other jobs, of which the Fig. 2 stage took 15 min;
-31 min under a heavier load, when the process got 0.7 of a core), ``paper`` (20 runs, T = 2,000
-and 10,000, the paper's widths and all agents; for a GPU), ``tiny`` for the tests. Run it from
-the repository root::
+Statlog; Table E.2 read from the Fig. 2 square runs (width 32, T = 2,000); 834 s (14 min) on the
+2-core development machine, of which the Fig. 2 stage took 9.5 min; 21 and 31 min while other
+jobs shared its cores), ``paper`` (20 runs, T = 2,000 and 10,000, the paper's widths and all
+agents; for a GPU), ``tiny`` for the tests. Run it from the repository root::
 
     python benchmarks/reproduce/dueling_figs.py                 # --scale small
 
