@@ -497,7 +497,9 @@ def test_pair_runs_resume_after_a_kill_and_sweep_in_one_program(tmp_path, monkey
     class Killed(BaseException):
         pass
 
-    def fault(name, seen=[]):  # noqa: B006  (counts the file operations of this run)
+    seen = []  # the file operations of the killed run
+
+    def fault(name):
         seen.append(name)
         if len(seen) == 12:
             raise Killed(name)

@@ -99,9 +99,9 @@ from jaxbandits.registry import register_env
 
 __all__ = [
     "DATASETS",
-    "DataBackedEnv",
     "ClassificationEnv",
     "ClassificationEnvState",
+    "DataBackedEnv",
     "DataNotFoundError",
     "DataTable",
     "DatasetInfo",

@@ -214,6 +214,16 @@ def _spec(dim: int, num_arms: int) -> Spec:
 # Synthetic tasks.
 
 
+class _DuelingTask:
+    """What every dueling environment of seed-004 shares: its paper, the agents that model it,
+    and the paper's size for ``jaxbandits run`` (T = 2,000, 20 seeds)."""
+
+    paper: ClassVar[str] = _PAPER
+    agent_families: ClassVar[tuple[str, ...]] = ("baseline", "dueling")
+    default_horizon: ClassVar[int | None] = 2000
+    default_runs: ClassVar[int | None] = 20
+
+
 class DuelingSyntheticState(struct.PyTreeNode):
     """One synthetic dueling instance.
 
@@ -227,7 +237,7 @@ class DuelingSyntheticState(struct.PyTreeNode):
 
 
 @register_env
-class DuelingSyntheticEnv(Env):
+class DuelingSyntheticEnv(_DuelingTask, Env):
     """NVLDB's synthetic contextual dueling bandit (App. E.1.1, Listing 1).
 
     Per run ``theta ~ U[-1, 1]^d`` (not normalised; and ``Theta`` ``(d, d)`` ``U[-1, 1]`` for the
@@ -258,10 +268,6 @@ class DuelingSyntheticEnv(Env):
 
     name = "dueling-synthetic"
     description = "contextual dueling bandit: cosine/square/quadratic utility, BTL or probit link"
-    paper = _PAPER
-    agent_families: ClassVar[tuple[str, ...]] = ("baseline", "dueling")
-    default_horizon: ClassVar[int | None] = 2000  # the paper: T = 2,000, 20 seeds
-    default_runs: ClassVar[int | None] = 20
 
     dim: int = struct.field(pytree_node=False, default=5)
     num_arms: int = struct.field(pytree_node=False, default=5)
@@ -379,7 +385,7 @@ class DuelingClassificationState(struct.PyTreeNode):
     pool: jax.Array
 
 
-class DuelingClassificationEnv(DataBackedEnv):
+class DuelingClassificationEnv(_DuelingTask, DataBackedEnv):
     """A classification data set as a contextual dueling bandit (seed-004 A21, both readings).
 
     ``reading="instance"`` (A): round t shows one row ``(z, c)`` of the run's pool; arm k's
@@ -425,10 +431,6 @@ class DuelingClassificationEnv(DataBackedEnv):
     """
 
     description = "a classification data set as a contextual dueling bandit (A21)"
-    paper = _PAPER
-    agent_families: ClassVar[tuple[str, ...]] = ("baseline", "dueling")
-    default_horizon: ClassVar[int | None] = 2000  # the paper: T = 2,000, 20 seeds
-    default_runs: ClassVar[int | None] = 20
     #: the data set a registered subclass is fixed to (None: any).
     fixed_dataset: ClassVar[str | None] = None
 
