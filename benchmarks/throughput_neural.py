@@ -15,7 +15,13 @@ each PyTorch reference is a correct implementation:
   initial state with a fixed pair history, two rounds on both sides must give the same
   parameters and the same ``V`` / ``U``, and ``agent.act`` and the reference the same pairs;
   in float64 (``jax.enable_x64``, double tensors), because Adam's normalised steps amplify
-  float32 rounding (the float32 differences are printed too);
+  float32 rounding (the float32 differences are printed too). So are the Ensemble++ and LMC-TS
+  references (seed-001): three rounds of ``agent.update`` on a stored buffer (Ensemble++: 12
+  Adam steps, a ring wrap, ``reg / |D|`` at two sizes) or two (LMC-TS: t = 39 and 40, the
+  held and the decayed step size), with the agent's random draws fed to the reference (the new
+  row's ``z`` read from the agent's buffer; the minibatch indices and the Langevin noise
+  replayed from the update's key as the library draws them), must give the same parameters to
+  1e-9 of the largest one in float64 (they agree to ~1e-16), and the same arm scores;
 * **regret check** (statistical): the reference's mean final regret over a few seeds must be in
   the range of the JAX agent's (both are printed).
 
@@ -25,6 +31,8 @@ Run it from the repository root::
     python benchmarks/throughput_neural.py --quick           # a smoke test
     python benchmarks/throughput_neural.py --agents neural-es --runs 1,10,100,1000 --markdown
     python benchmarks/throughput_neural.py --agents nvldb-ucb-asym,ndb-ucb   # dueling (~15 min)
+    python benchmarks/throughput_neural.py --agents neural-ensemble-pp,lmc-ts --runs 1,10,100 \
+        --markdown                  # seed-001 (~11 min on a loaded 2-core machine)
 
 PyTorch is an optional benchmark dependency (``pip install -e '.[bench]'``, which pins the CPU
 build ``torch==2.13.0``); without it the script prints the JAX numbers and says how to install it.
@@ -43,18 +51,30 @@ What is timed:
   rows: the whole history, as the reference keeps), and T is the reference's horizon (100 by
   default, so that both dueling agents at 1, 10 and 100 runs take about 13 minutes on a loaded
   2-core machine; at the paper's T = 2000 an average round of either side costs ~10x more,
-  and there are 20x as many). Best of ``--repeats`` trials of at least ``--min-time`` seconds
-  of wall time; compile time is reported separately. One compiled program per run count is
-  shared by the timing, the flatness and the regret runs (same ``--chunk-size``).
+  and there are 20x as many). neural-ensemble-pp (the authors' ``quadratic`` preset on
+  ``quadratic-pool``: d = 100, K = 50 of a pool of 1,000) takes G = 4 Adam steps on B = 128
+  rows a round from ``update_start = 128``, whatever t and the buffer's fill: it is timed with
+  ``update_start=1`` (every round a training round) over 100 rounds a call, the cost of the
+  PyTorch reference's rounds past its start. lmc-ts (``vector-quadratic``: d = 20, K = 50 fresh
+  contexts) takes ``min(t, 50)`` Langevin steps on the whole history a round, on both sides: it
+  is timed over the reference's horizon (T = 200) from an empty history, with a history of 2T
+  rows (every round of the flatness runs kept). Best of ``--repeats`` trials of at least
+  ``--min-time`` seconds of wall time (lmc-ts: no further trial, nor flatness repeat, once 20 s
+  went into a measurement, and its regret-check call, the same program, horizon and runs,
+  counts as the first trial at 100 runs); compile time is reported separately. One compiled
+  program per run count is shared by the timing, the flatness and the regret runs (same
+  ``--chunk-size``).
 * **Flat in t**: one simulate call per horizon in ``--flat-horizons`` (``--flat-runs`` runs,
-  best of ``--repeats``; default 50, 200, 800, and B/2, B, 2B for a buffer agent, whose cost
-  grows while the buffer fills and is flat after): seed-steps/s over increasing horizons, and
+  best of ``--repeats``; default 50, 200, 800, B/2, B, 2B for a buffer agent, whose cost
+  grows while the buffer fills and is flat after, and T/2, T, 2T for lmc-ts, whose cost grows
+  with t throughout): seed-steps/s over increasing horizons, and
   the per-round time of each window between consecutive horizons (early vs late), from the
   differences of the wall times.
 * **PyTorch**: the rounds after the warm-up of the regret-check seeds (``--torch-horizon``
   rounds each, default warm-up; by default 60 rounds past the warm-up for neural-es and
   neural-ucb, whose references take up to a second a round, the paper's T = 2000 for
-  neurallog-ucb-2, 100 rounds for the dueling agents), the best seed. The reference trains on
+  neurallog-ucb-2, 100 rounds for the dueling agents; neural-ensemble-pp 400, of which rounds
+  128-400 train and are timed; lmc-ts 200), the best seed. The reference trains on
   the **full history**
   (``--torch-data history``, default: what the papers' code does, so its cost per round grows
   with t) or on the per-arm statistics (``stats``, the engine's data: the same gradients, flat
@@ -64,8 +84,9 @@ What is timed:
   thread only spins.
 
 Adding an agent: write a reference class (see ``TorchNeuralES``; for a dueling agent,
-``TorchNVLDB``) and decorate it with ``@torch_reference("agent-name", env="env-name")``; the
-environment needs a NumPy twin in ``NUMPY_ENVS``.
+``TorchNVLDB``; for one checked against the agent's ``update`` with its own random draws,
+``TorchEnsemblePP`` or ``TorchLMCTS``) and decorate it with ``@torch_reference("agent-name",
+env="env-name")``; the environment needs a NumPy twin in ``NUMPY_ENVS``.
 """
 
 from __future__ import annotations
@@ -220,7 +241,75 @@ class NumpyDuelingSynthetic:
         return float(self.rng.random() < prob), float(self.u.max()) - 0.5 * (first + second)
 
 
+class NumpyQuadraticPool:
+    """``quadratic-pool`` (Ensemble++'s Quadratic): ``scale x^T Theta Theta^T x + N(0,
+    noise_std^2)``, ``Theta`` ``(d, d)`` i.i.d. ``N(0, 1)``; each round K distinct vectors of a
+    pool of P unit vectors (per run; ``instance="authors"``: the authors' shared instance and
+    subset sequence, :func:`jaxbandits.envs.nonlinear.authors_pool_draws`)."""
+
+    def __init__(self, env, rng: np.random.Generator):
+        self.rng = rng
+        self.num_arms, self.pool_size = env.num_arms, env.pool_size
+        if env.instance == "authors":
+            from jaxbandits.envs.nonlinear import authors_pool_draws
+
+            pool, theta, self.subsets = authors_pool_draws(
+                env.authors_seed, env.dim, env.pool_size, env.num_arms, env.authors_rounds, True)
+        else:
+            theta = rng.standard_normal((env.dim, env.dim))
+            g = rng.standard_normal((env.pool_size, env.dim))
+            pool = g / np.linalg.norm(g, axis=-1, keepdims=True)
+            self.subsets = None
+        self.pool = np.asarray(pool, np.float32)
+        self.pool_means = float(env.scale) * np.sum((np.asarray(pool, np.float64) @ theta) ** 2,
+                                                    axis=-1)
+        self.noise_std = float(env.noise_std)
+        self.t, self.ids = 0, None
+
+    def observe(self) -> np.ndarray:
+        if self.subsets is not None:
+            self.ids = np.asarray(self.subsets[self.t % self.subsets.shape[0]], np.int64)
+        else:
+            self.ids = self.rng.choice(self.pool_size, self.num_arms, replace=False)
+        self.t += 1
+        return self.pool[self.ids]
+
+    def feedback(self, action: int) -> tuple[float, float]:
+        means = self.pool_means[self.ids]
+        mean = float(means[action])
+        return (mean + self.noise_std * float(self.rng.standard_normal()),
+                float(means.max()) - mean)
+
+
+class NumpyVectorQuadratic:
+    """``vector-quadratic`` (LMC-TS's ``QuadBandit``): ``scale <x, theta>^2 + N(0,
+    noise_std^2)``, theta a unit vector per run, K fresh unit contexts every round."""
+
+    def __init__(self, env, rng: np.random.Generator):
+        if env.arm_prior != "sphere" or not env.fresh_arms or env.instance_seed is not None:
+            raise ValueError("the NumPy vector-quadratic twin covers fresh unit-sphere contexts, "
+                             "one instance per run")
+        self.rng = rng
+        self.dim, self.num_arms = env.dim, env.num_arms
+        g = rng.standard_normal(env.dim)
+        self.theta = g / np.linalg.norm(g)
+        self.scale, self.noise_std = float(env.scale), float(env.noise_std)
+        self.means = None
+
+    def observe(self) -> np.ndarray:
+        x = self.rng.standard_normal((self.num_arms, self.dim))
+        x = x / np.linalg.norm(x, axis=-1, keepdims=True)
+        self.means = self.scale * (x @ self.theta) ** 2
+        return x.astype(np.float32)
+
+    def feedback(self, action: int) -> tuple[float, float]:
+        mean = float(self.means[action])
+        return (mean + self.noise_std * float(self.rng.standard_normal()),
+                float(self.means.max()) - mean)
+
+
 NUMPY_ENVS = {"quadratic": NumpyQuadratic, "neurallog-synthetic": NumpyNeuralLogSynthetic,
+              "quadratic-pool": NumpyQuadraticPool, "vector-quadratic": NumpyVectorQuadratic,
               **{name: NumpyDuelingSynthetic for name in (
                   "dueling-synthetic", "dueling-square", "dueling-cosine", "dueling-quadratic")}}
 
@@ -352,6 +441,15 @@ def torch_reference(name: str, env: str):
     ``kernels``, when theta_0 is more than :func:`initial_kernels` draws) and
     ``check_training(env, agent, seed, quick)`` (its own training check, in place of the
     :func:`~jaxbandits.nets.net_gd` one).
+
+    Optional, for how the benchmark plans the agent's runs (the seed-001 references set them):
+    ``agent_defaults`` (fields given to ``jb.make_agent`` unless ``--agents`` overrides them,
+    e.g. a preset); ``growth`` (``"flat"``: a round's cost does not depend on t; ``"buffer"``:
+    it grows while a ring buffer fills; ``"history"``: it grows with the whole history; default
+    from the agent's ``buffer_size``, None: flat); ``steady_agent(agent)`` (the agent the
+    steady-state JAX timing runs) and ``steady_horizon`` (its rounds per call);
+    ``warmup_rounds(agent)`` (the rounds the PyTorch rate leaves out) and ``network_of(agent,
+    env)`` (the ``network`` argument, when not ``agent.network(env.dim)``).
     """
 
     def register(cls):
@@ -1037,6 +1135,620 @@ class TorchNDB(_TorchDuelingBase):
             optimizer.step()
 
 
+# Ensemble++ and LMC-TS references (seed-001 sections 2.8, 2.13 and 7): the authors' loops, one
+# seed at a time, with the agent's initial parameters; their training checks run the agent's own
+# ``update`` on identical inputs (and the same random draws, taken from the agent's keys).
+
+
+def _flat_state(state) -> dict[str, np.ndarray]:
+    """``{"backbone.layers.0.kernel": array, ...}``: the leaves of an ``nnx.State`` (any pytree)
+    by their dotted path, as NumPy arrays of their dtype."""
+    import jax
+
+    out = {}
+    for path, leaf in jax.tree_util.tree_flatten_with_path(state)[0]:
+        names = [str(getattr(k, "key", getattr(k, "idx", getattr(k, "name", k)))) for k in path
+                 if not (isinstance(k, jax.tree_util.GetAttrKey) and k.name == "value")]
+        out[".".join(names)] = np.array(leaf)
+    return out
+
+
+def _torch_trunk(arrays: dict, prefix: str, activation: str):
+    """The library's :class:`~jaxbandits.nets.MLPTrunk` (``{prefix}.layers.i.kernel`` ``(in,
+    out)`` and ``.bias``) as ``nn.Linear`` layers, each followed by the activation (``"relu"``
+    or ``"leaky_relu"``, slope 0.01), in the arrays' dtype; returns ``(nn.Sequential, [(path,
+    parameter, transposed)])``, the second for reading the parameters back in the library's
+    layout."""
+    nn = torch.nn
+    layers, paths, i = [], [], 0
+    while f"{prefix}.layers.{i}.kernel" in arrays:
+        kernel = np.asarray(arrays[f"{prefix}.layers.{i}.kernel"])
+        bias = np.asarray(arrays[f"{prefix}.layers.{i}.bias"])
+        linear = nn.Linear(kernel.shape[0], kernel.shape[1],
+                           dtype=torch.from_numpy(kernel[:1, :1].copy()).dtype)
+        with torch.no_grad():
+            linear.weight.copy_(torch.from_numpy(kernel.T.copy()))
+            linear.bias.copy_(torch.from_numpy(bias.copy()))
+        paths += [(f"{prefix}.layers.{i}.kernel", linear.weight, True),
+                  (f"{prefix}.layers.{i}.bias", linear.bias, False)]
+        layers += [linear, nn.ReLU() if activation == "relu" else nn.LeakyReLU(0.01)]
+        i += 1
+    return nn.Sequential(*layers), paths
+
+
+def _read_params(paths) -> dict[str, np.ndarray]:
+    """The parameters of ``[(path, parameter, transposed)]`` in the library's layout."""
+    out = {}
+    for path, param, transposed in paths:
+        value = param.detach().numpy()
+        out[path] = (value.T if transposed else value).copy()
+    return out
+
+
+def _relative_error(got: dict, expected: dict) -> float:
+    """``max |got - expected| / max |expected|`` over the leaves of ``expected``."""
+    scale = max(float(np.max(np.abs(v))) for v in expected.values())
+    return max(float(np.max(np.abs(got[k] - v))) for k, v in expected.items()) / scale
+
+
+def _unit_rows(rng, shape, dtype) -> np.ndarray:
+    x = rng.standard_normal(shape)
+    return (x / np.linalg.norm(x, axis=-1, keepdims=True)).astype(dtype)
+
+
+def make_torch_ensemble_pp(arrays: dict, *, posterior_scale: float, prior_scale: float):
+    """The authors' ``Ensemble_exp_Net`` (``feature_sg=True``, ``based_prior=False``;
+    ``szrlee/Ensemble_Plus_Plus`` ``network/ensemble_exp.py``) with the agent's parameters: a
+    ReLU trunk ``basedmodel``, ``based_out = nn.Linear(D, C, bias=False)``, the trainable factor
+    ``W`` ``(C D, M)`` and the frozen prior ``W0`` (``requires_grad=False``). ``forward(z, x)``
+    as theirs: ``theta = F.linear(z, W)`` reshaped to ``(b, n, C, D)`` per row and index (the
+    whole index set materialised for each minibatch row), ``out = <x~, b> + s_post <sg x~,
+    theta> + s_prior <sg x~, theta0>``; ``z`` ``(1, M)`` (acting, broadcast over the K arms) or
+    ``(B, N, M)`` (training)."""
+    nn = torch.nn
+    functional = torch.nn.functional
+
+    class EnsemblePPNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.basedmodel, self.paths = _torch_trunk(arrays, "backbone", "relu")
+            kernel = np.asarray(arrays["base.kernel"])  # (D, C)
+            self.hidden_dim, self.action_num = kernel.shape
+            self.based_out = nn.Linear(*kernel.shape, bias=False,
+                                       dtype=torch.from_numpy(kernel[:1, :1].copy()).dtype)
+            with torch.no_grad():
+                self.based_out.weight.copy_(torch.from_numpy(kernel.T.copy()))
+            self.weight = nn.Parameter(torch.from_numpy(np.array(arrays["factor"])))
+            self.prior_weight = nn.Parameter(torch.from_numpy(np.array(arrays["prior"])),
+                                             requires_grad=False)
+            self.paths += [("base.kernel", self.based_out.weight, True),
+                           ("factor", self.weight, False)]
+            self.posterior_scale, self.prior_scale = posterior_scale, prior_scale
+
+        def forward(self, z, x):
+            logits = self.basedmodel(x)
+            prior_logits = logits.detach()
+            based_out = self.based_out(logits)
+            logits = logits.detach()
+            theta = functional.linear(z, self.weight)
+            prior_theta = functional.linear(z, self.prior_weight)
+            shape = (theta.shape[0], -1, self.action_num, self.hidden_dim)
+            out = torch.einsum("bd,bnad -> bna", logits, theta.view(shape))
+            prior_out = torch.einsum("bd,bnad -> bna", prior_logits, prior_theta.view(shape))
+            uncertainty = self.posterior_scale * out + self.prior_scale * prior_out
+            if uncertainty.shape[1] == 1:
+                uncertainty = uncertainty.squeeze(1)
+            else:
+                based_out = based_out.unsqueeze(1)
+            return (based_out + uncertainty).squeeze(-1)
+
+    return EnsemblePPNet()
+
+
+@torch_reference("neural-ensemble-pp", env="quadratic-pool")
+class TorchEnsemblePP:
+    """Neural Ensemble++ as the authors run it (``Solution.Ensemble_exp`` with
+    ``Ensemble_exp_Solution``; seed-001 section 2.8): act on ``f(x, zeta)``, ``zeta`` a sphere
+    draw times ``sqrt(M)`` shared by the K arms, argmax with random ties; store ``(x, y, z)`` in
+    a ring buffer of NumPy arrays with ``z`` uniform on the sphere; once more than
+    ``update_start`` points are in (the authors' ``t >= update_start``, t the 0-based round) and
+    at every ``update_every``-th point, G steps of one
+    ``torch.optim.Adam(trainable, lr)`` kept for the whole run, each on B rows drawn with
+    ``randint(0, |D|)``, loss ``mean_s mean_xi (y_s + c <xi, z_s> - f(x_s, xi))^2`` over the 2M
+    indices ``+-sqrt(M) e_m`` (built per step as their ``PMCoord`` update noise ``(B, 2M, M)``),
+    with ``weight_decay = reg / |D|`` set before every step.
+
+    ``_zeta``, ``_z`` and ``_indices`` draw with NumPy, as theirs; the training check feeds the
+    agent's draws instead (``feed``)."""
+
+    data_modes = ("history",)  # a replay buffer of the played inputs
+    horizon = 400  # 128 rounds before training, then 272 training rounds (the timed ones)
+    growth = "flat"  # G minibatch steps a round: the cost does not depend on t
+    #: JAX rounds per timed call (not --horizon's 20): a run's 10,000-row buffer is allocated
+    #: per call, and 100 rounds make that a small part of the call
+    steady_horizon = 100
+    agent_defaults = {"preset": "quadratic"}  # the brief's (and the authors') quadratic preset
+    CHECK_ROWS = 300  # the check's buffer: 298 stored rows, then 3 rounds (the last one wraps)
+    CHECK_ROUNDS = 3
+    CHECK_ARM_SETS = 10  # scores compared on these many arm sets, before and after the rounds
+    #: the float64 verdict: both sides agree to ~1e-16; a perturbation of the perturbation scale
+    #: c by 10% already moves the parameters by ~3e-6 of their largest entry
+    TOLERANCE = 1e-9
+
+    @staticmethod
+    def steady_agent(agent):
+        """The agent with training from the first round: every round then costs what a round
+        past ``update_start`` costs (G steps on B rows, whatever the buffer holds)."""
+        return agent.replace(update_start=1)
+
+    @staticmethod
+    def warmup_rounds(agent) -> int:
+        """Rounds before the first training (the reference's untimed rounds)."""
+        return int(agent.resolved().update_start)
+
+    @staticmethod
+    def network_of(agent, env):
+        return agent.network(env.spec())
+
+    @classmethod
+    def initial_params(cls, agent, env, seed: int) -> dict:
+        """The agent's own initial parameters (trainable and frozen) for ``seed``, by path."""
+        import jax
+
+        state = agent.init(jax.random.key(seed), env.spec())
+        return {**_flat_state(state.params), **_flat_state(state.frozen)}
+
+    def __init__(self, agent, network, init, num_arms: int, rng, data: str):
+        from jaxbandits.nets import MLPBackbone
+
+        res = agent.resolved()
+        backbone = res.backbone
+        if (agent.head != "ensemble++" or res.loss != "regression" or res.inputs != "arms"
+                or res.reference != "sphere" or res.perturbation != "sphere"
+                or res.update_index != "coordinate" or not res.train_backbone
+                or not isinstance(backbone, MLPBackbone) or backbone.activation != "relu"):
+            raise ValueError("the PyTorch Ensemble++ reference covers the regression head on a "
+                             "ReLU MLP backbone, sphere reference and perturbation, coordinate "
+                             "update indices (the authors' defaults)")
+        self.rng, self.num_arms = rng, num_arms
+        self.size_m = int(res.ensemble_size)
+        self.batch_size = int(res.batch_size)
+        self.capacity = int(agent.buffer_size)
+        self.steps, self.every = int(res.num_grad_steps), int(res.update_every)
+        self.start = int(res.update_start)
+        self.reg, self.coef = float(res.reg), float(res.perturb_std)
+        self.net = make_torch_ensemble_pp(init, posterior_scale=float(res.posterior_scale),
+                                          prior_scale=float(res.prior_scale))
+        self.dtype = self.net.weight.dtype
+        self.np_dtype = np.asarray(init["factor"]).dtype
+        trainable = [p for p in self.net.parameters() if p.requires_grad]
+        self.optimizer = torch.optim.Adam(trainable, lr=float(res.learning_rate),
+                                          weight_decay=self.reg)
+        dim = np.asarray(init["backbone.layers.0.kernel"]).shape[0]
+        self.f = np.zeros((self.capacity, dim), self.np_dtype)
+        self.r = np.zeros(self.capacity, self.np_dtype)
+        self.z = np.zeros((self.capacity, self.size_m), self.np_dtype)
+        self.point, self.size, self.num_obs = 0, 0, 0
+        self.warmup = self.start
+        self.feed = None  # the check's draws: {"z": [...], "indices": [...]}
+
+    # The authors' NumPy draws (utils.py), or the fed ones.
+    def _zeta(self) -> np.ndarray:
+        v = self.rng.standard_normal((1, self.size_m)).astype(np.float32)
+        return v / np.linalg.norm(v, axis=1, keepdims=True) * np.sqrt(self.size_m)
+
+    def _z(self) -> np.ndarray:
+        if self.feed is not None:
+            return self.feed["z"].pop(0)
+        v = self.rng.standard_normal(self.size_m).astype(np.float32)
+        return v / np.linalg.norm(v)
+
+    def _indices(self) -> np.ndarray:
+        if self.feed is not None:
+            return self.feed["indices"].pop(0)
+        return self.rng.integers(0, self.size, self.batch_size)
+
+    def _update_noise(self, batch: int) -> np.ndarray:
+        """The authors' ``PMCoord`` update noise ``(B, 2M, M)``: ``+-sqrt(M) e_m``."""
+        m = self.size_m
+        b = np.zeros((2 * m, m), dtype=self.np_dtype)
+        b[np.arange(m), np.arange(m)] = 1
+        b[np.arange(m) + m, np.arange(m)] = -1
+        return np.expand_dims(b, 0).repeat(batch, 0) * np.sqrt(m).astype(self.np_dtype)
+
+    def scores(self, arms: np.ndarray, zeta: np.ndarray) -> np.ndarray:
+        """``f(x_k, zeta)`` ``(K,)`` for ``zeta`` ``(1, M)``."""
+        with torch.no_grad():
+            x = torch.from_numpy(np.array(arms, self.np_dtype))
+            return self.net(torch.from_numpy(np.array(zeta, self.np_dtype)), x).numpy()
+
+    def act(self, arms: np.ndarray) -> int:
+        value = self.scores(arms, self._zeta())
+        return int(self.rng.choice(np.flatnonzero(value == value.max())))
+
+    def update(self, arms: np.ndarray, action: int, reward: float) -> None:
+        idx = self.point  # the authors' ring buffer (ReplayBuffer.put)
+        self.f[idx], self.r[idx], self.z[idx] = arms[action], reward, self._z()
+        self.point = (self.point + 1) % self.capacity
+        self.size = min(self.size + 1, self.capacity)
+        self.num_obs += 1
+        if self.num_obs > self.start and self.num_obs % self.every == 0:
+            for _ in range(self.steps):
+                self._learn()
+
+    def _learn(self) -> None:
+        index = self._indices()
+        f_batch = torch.from_numpy(self.f[index])
+        r_batch = torch.from_numpy(self.r[index])
+        z_batch = torch.from_numpy(self.z[index])
+        update_noise = torch.from_numpy(self._update_noise(len(index)))
+        target_noise = torch.bmm(update_noise, z_batch.unsqueeze(-1)) * self.coef
+        predict = self.net(update_noise, f_batch)
+        diff = target_noise.squeeze(-1) + r_batch.unsqueeze(-1) - predict
+        loss = diff.pow(2).mean(-1).mean()
+        for group in self.optimizer.param_groups:
+            group["weight_decay"] = self.reg / self.size
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+
+    def params(self) -> dict[str, np.ndarray]:
+        """The trainable parameters in the library's layout, by path."""
+        return _read_params(self.net.paths)
+
+    @classmethod
+    def check_training(cls, env, agent, seed: int = 0, quick: bool = False) -> dict:
+        """The agent's ``update`` (jitted) against the reference's on identical inputs: the
+        agent's initial state with ``CHECK_ROWS - 2`` stored rows (unit inputs, Gaussian
+        rewards, sphere ``z``), then the same ``CHECK_ROUNDS`` rounds (arms, action, reward) on
+        both sides (buffer sizes 299, 300, 300 with a wrap: ``weight_decay = reg / |D|`` at two
+        sizes; ``3 G`` Adam steps with the state carried). The random draws are the agent's: the
+        new row's ``z`` read back from its buffer, and the minibatch indices that
+        :func:`~jaxbandits.nets.minibatch_adam` draws (:func:`~jaxbandits.nets.replay_sample`
+        on ``fold_in(key_train, i)``, ``key_train`` the second half of the update key, as
+        ``agent.update`` splits it), replayed here from the same keys: a change in the
+        library's key usage shows as a mismatch, not as a silent pass. Compared: the trainable
+        parameters after the rounds, and the arm scores ``f(x, zeta)`` (``zeta`` from the act
+        key, as ``agent.scores`` draws it) on ``CHECK_ARM_SETS`` arm sets before and after.
+
+        In float64 for the verdict (Adam's normalised steps amplify float32 rounding) and in
+        float32 for information (not with ``quick``)."""
+        import jax
+
+        errors, moved, same = {}, 0.0, 0
+        for precision in ("float64",) if quick else ("float64", "float32"):
+            x64 = precision == "float64"
+            with jax.enable_x64(x64):
+                params, scores, step, picks = cls._check_once(env, agent, seed)
+            errors[f"params, {precision}"] = params
+            errors[f"scores, {precision}"] = scores
+            moved = max(moved, step)
+            if x64:
+                same = picks
+        ok = max(v for k, v in errors.items() if k.endswith("float64")) < cls.TOLERANCE
+        return {"errors": errors, "moved": moved, "ok": ok and same == cls.CHECK_ARM_SETS,
+                "what": (f"agent.update {cls.CHECK_ROUNDS} times on {cls.CHECK_ROWS - 2} stored "
+                         f"rows, ring of {cls.CHECK_ROWS}, the agent's z and minibatch indices; "
+                         f"the verdict in float64"),
+                "note": (f"; the same argmax on {same}/{cls.CHECK_ARM_SETS} arm sets (before and "
+                         f"after)")}
+
+    @classmethod
+    def _check_once(cls, env, agent, seed: int) -> tuple[float, float, float, int]:
+        import jax
+        import jax.numpy as jnp
+
+        from jaxbandits.core import Context, Feedback, float_dtype
+        from jaxbandits.linalg.perturb import reference_sample
+        from jaxbandits.nets import ReplayBuffer, replay_sample
+
+        spec = env.spec()
+        agent = agent.replace(buffer_size=cls.CHECK_ROWS)
+        res = agent.resolved()
+        rng = np.random.default_rng(seed)
+        dtype = np.dtype(float_dtype())
+        num, dim, num_arms, m = cls.CHECK_ROWS - 2, spec.dim, spec.num_arms, res.ensemble_size
+        x, y = _unit_rows(rng, (num, dim), dtype), rng.standard_normal(num).astype(dtype)
+        z = _unit_rows(rng, (num, m), dtype)
+        rounds = [(_unit_rows(rng, (num_arms, dim), dtype), int(rng.integers(num_arms)),
+                   float(rng.standard_normal())) for _ in range(cls.CHECK_ROUNDS)]
+
+        state = agent.init(jax.random.key(seed), spec)
+        init = {**_flat_state(state.params), **_flat_state(state.frozen)}
+        rows = dict(state.buffer.rows)
+        for name, values in (("x", x), ("y", y), ("z", z)):
+            rows[name] = rows[name].at[:num].set(values)
+        state = state.replace(buffer=state.buffer.replace(
+            rows=rows, num_obs=jnp.asarray(num, jnp.int32)))
+        initial = state
+        update = jax.jit(lambda s, k, c, a, f: agent.update(s, k, c, a, f))
+        draws = []
+        for r, (arms, action, reward) in enumerate(rounds):
+            key = jax.random.key(1000 + r)
+            state = update(state, key, Context(arms=jnp.asarray(arms)),
+                           jnp.asarray(action, jnp.int32),
+                           Feedback(reward=jnp.asarray(reward, dtype),
+                                    regret=jnp.asarray(0.0, dtype)))
+            count = num + r + 1
+            row = (count - 1) % cls.CHECK_ROWS
+            _, key_train = jax.random.split(key)  # agent.update: key_z, key_train
+            slots = ReplayBuffer(rows=jnp.arange(cls.CHECK_ROWS),
+                                 num_obs=jnp.asarray(count, jnp.int32))
+            indices = [np.asarray(replay_sample(  # minibatch_adam's step i
+                slots, jax.random.split(jax.random.fold_in(key_train, i))[0], res.batch_size))
+                for i in range(res.num_grad_steps)]
+            draws.append({"z": [np.array(state.buffer.rows["z"][row])], "indices": indices})
+        expected = _flat_state(state.params)
+
+        policy = cls(agent, agent.network(spec), init, num_arms, np.random.default_rng(seed),
+                     "history")
+        policy.f[:num], policy.r[:num], policy.z[:num] = x, y, z
+        policy.point = policy.size = policy.num_obs = num
+        for (arms, action, reward), feed in zip(rounds, draws, strict=True):
+            policy.feed = feed
+            policy.update(arms, action, reward)
+            if feed["z"] or feed["indices"]:
+                raise AssertionError("the reference did not use the agent's draws")
+        policy.feed = None
+        got = policy.params()
+        params_error = _relative_error(got, expected)
+        moved = _relative_error({k: init[k] for k in expected}, expected)
+
+        # Scores f(x, zeta) with the agent's zeta, before (a fresh reference) and after.
+        fresh = cls(agent, agent.network(spec), init, num_arms, np.random.default_rng(seed),
+                    "history")
+        scores = jax.jit(lambda s, k, c: agent.scores(s, k, c))
+        worst, same = 0.0, 0
+        for i in range(cls.CHECK_ARM_SETS):
+            jax_state, reference = (initial, fresh) if 2 * i < cls.CHECK_ARM_SETS else \
+                (state, policy)
+            arms = _unit_rows(rng, (num_arms, dim), dtype)
+            key = jax.random.key(2000 + i)
+            expected_scores = np.asarray(scores(jax_state, key, Context(arms=jnp.asarray(arms))))
+            zeta = np.asarray(reference_sample(key, res.reference, m, dtype=dtype))[None]
+            got_scores = reference.scores(arms, zeta)
+            worst = max(worst, float(np.max(np.abs(got_scores - expected_scores)))
+                        / float(np.max(np.abs(expected_scores))))
+            same += int(np.argmax(got_scores)) == int(np.argmax(expected_scores))
+        return params_error, worst, moved, same
+
+
+class LangevinMC:
+    """``devzhk/LMCTS`` ``algo/langevin.py`` ``LangevinMC`` (seed-001 section 7): ``temp =
+    -sqrt(2 beta_inv / lr) sigma`` fixed at construction; each step draws one flat
+    ``torch.randn(total_size)`` over the parameters with a gradient (in order), and sets ``p <-
+    p - lr (grad + temp xi + weight_decay p)``; ``lr`` is an attribute the agent lowers.
+    ``feed``: a list of per-parameter standard-normal draws to use instead (the check)."""
+
+    def __init__(self, params, lr: float, beta_inv: float, weight_decay: float,
+                 sigma: float = 1.0):
+        self.params = list(params)
+        self.lr, self.weight_decay = lr, weight_decay
+        self.temp = -math.sqrt(2 * beta_inv / lr) * sigma
+        self.total_size = sum(p.numel() for p in self.params)
+        self.feed = None
+
+    def zero_grad(self) -> None:
+        for p in self.params:
+            p.grad = None
+
+    def step(self) -> None:
+        with torch.no_grad():
+            if self.feed is not None:
+                draws = [torch.from_numpy(np.array(n)).reshape(p.shape)
+                         for n, p in zip(self.feed.pop(0), self.params, strict=True)]
+                noise = self.temp * torch.cat([d.reshape(-1) for d in draws])
+            else:
+                noise = self.temp * torch.randn(self.total_size, dtype=self.params[0].dtype)
+            start = 0
+            for p in self.params:
+                if p.grad is None:
+                    continue
+                d_p = p.grad.add_(noise[start:start + p.numel()].reshape(p.shape))
+                start += p.numel()
+                if self.weight_decay != 0:
+                    d_p = d_p.add_(p, alpha=self.weight_decay)
+                p.add_(d_p, alpha=-self.lr)
+
+
+@torch_reference("lmc-ts", env="vector-quadratic")
+class TorchLMCTS:
+    """LMC-TS as ``devzhk/LMCTS`` runs it (``algo/lmcts.py`` ``LMCTS`` with :class:`LangevinMC`
+    and ``MSELoss(reduction="sum")``; the simulation loop of its ``main``; seed-001 sections 2.13
+    and 7): the network ``FCN`` (LeakyReLU trunk, ``nn.Linear(D, 1, bias=False)``) with the
+    agent's initial parameters; each round ``argmax f(x_k)``, collect ``(x_a, r)``, then
+    ``update_model(num_iter=min(t, num_iter))``: the step counter ``+1``, ``lr = lr_0 / step`` at
+    every multiple of ``decay_step`` (held until the next), ``torch.stack`` of the whole history
+    and ``num_iter`` Langevin steps on ``sum_s (f(x_s) - r_s)^2``; ``beta_inv = beta_inv d log
+    T``, weight decay 2.0. Its cost per round grows with t (the full history)."""
+
+    data_modes = ("history",)
+    horizon = 200  # both sides' rounds get dearer with t: O(min(t, 50) t) per round
+    growth = "history"
+    agent_defaults: dict = {}
+    #: no further JAX timing trial (or flatness repeat) once this many seconds went into one
+    #: measurement: a call of 100 runs over 200 rounds takes minutes, its own average
+    trial_max_time = 20.0
+    CHECK_ROWS = 38  # stored rows; then rounds t = 39 (lr_0 / 20, held) and 40 (lr_0 / 40)
+    CHECK_ROUNDS = 2
+    TOLERANCE = 1e-9  # the float64 verdict (both sides agree to ~1e-16)
+
+    @staticmethod
+    def steady_agent(agent):
+        return agent
+
+    @staticmethod
+    def warmup_rounds(agent) -> int:
+        return 0
+
+    @staticmethod
+    def network_of(agent, env):
+        return agent.network(env.dim)
+
+    @classmethod
+    def initial_params(cls, agent, env, seed: int) -> dict:
+        import jax
+
+        return _flat_state(agent.init(jax.random.key(seed), env.spec()).params)
+
+    def __init__(self, agent, network, init, num_arms: int, rng, data: str):
+        from jaxbandits.nets import MLPBackbone
+
+        backbone = agent.setting("backbone")
+        if (not isinstance(backbone, MLPBackbone) or agent.lr_decay_clock != "round"
+                or backbone.activation not in ("relu", "leaky_relu")):
+            raise ValueError("the PyTorch LMC-TS reference covers an MLP backbone and the "
+                             "official decay clock (lr_decay_clock='round')")
+        self.rng, self.num_arms = rng, num_arms
+        nn = torch.nn
+        trunk, self.paths = _torch_trunk(init, "backbone", backbone.activation)
+        kernel = np.asarray(init["base.kernel"])  # (D, 1)
+        out = nn.Linear(kernel.shape[0], 1, bias=False,
+                        dtype=torch.from_numpy(kernel[:1, :1].copy()).dtype)
+        with torch.no_grad():
+            out.weight.copy_(torch.from_numpy(kernel.T.copy()))
+        self.paths.append(("base.kernel", out.weight, True))
+        self.model = nn.Sequential(trunk, out)
+        self.dtype = out.weight.dtype
+        dim = np.asarray(init["backbone.layers.0.kernel"]).shape[0]
+        lr = float(agent.setting("learning_rate"))
+        beta_inv = (float(agent.setting("beta_inv")) * (agent.setting("beta_dim") or dim)
+                    * math.log(agent.horizon_hint))
+        self.optimizer = LangevinMC(self.model.parameters(), lr=lr, beta_inv=beta_inv,
+                                    weight_decay=float(agent.weight_decay))
+        self.criterion = nn.MSELoss(reduction="sum")
+        self.base_lr, self.decay_step = lr, int(agent.lr_decay_every)
+        self.num_iter = int(agent.setting("num_grad_steps"))
+        self.step = 0
+        self.contexts: list = []  # the official Collector
+        self.rewards: list[float] = []
+        self.warmup = 0
+
+    def _tensor(self, x):
+        return torch.from_numpy(np.asarray(x)).to(self.dtype)
+
+    def act(self, arms: np.ndarray) -> int:
+        with torch.no_grad():
+            return int(torch.argmax(self.model(self._tensor(arms))))
+
+    def update(self, arms: np.ndarray, action: int, reward: float) -> None:
+        self.contexts.append(self._tensor(arms)[action])
+        self.rewards.append(reward)
+        self.update_model(num_iter=min(len(self.rewards), self.num_iter))
+
+    def update_model(self, num_iter: int) -> None:
+        self.step += 1
+        if self.step % self.decay_step == 0:
+            self.optimizer.lr = self.base_lr / self.step
+        contexts = torch.stack(self.contexts, dim=0)
+        rewards = torch.tensor(self.rewards, dtype=self.dtype)
+        for _ in range(num_iter):
+            self.optimizer.zero_grad()
+            pred = self.model(contexts).squeeze(dim=1)
+            loss = self.criterion(pred, rewards)
+            loss.backward()
+            self.optimizer.step()
+
+    def params(self) -> dict[str, np.ndarray]:
+        return _read_params(self.paths)
+
+    @classmethod
+    def check_training(cls, env, agent, seed: int = 0, quick: bool = False) -> dict:
+        """The agent's ``update`` (jitted) against the reference's on identical inputs: the
+        agent's initial state with ``CHECK_ROWS`` stored rows, then the same
+        ``CHECK_ROUNDS`` rounds on both sides (t = 39: 39 steps at ``lr_0 / 20``, held since
+        t = 20; t = 40: 40 steps at ``lr_0 / 40``). The Langevin noise is the agent's:
+        ``xi ~ N(0, I)`` per parameter leaf from ``fold_in(key, i)`` split over the leaves, as
+        ``LMCTS.update`` draws it, replayed from the same keys and fed to the reference's
+        optimiser in place of its one flat ``torch.randn``. Compared: the parameters after the
+        rounds. Float64 for the verdict, float32 for information (not with ``quick``)."""
+        import jax
+
+        errors, moved = {}, 0.0
+        for precision in ("float64",) if quick else ("float64", "float32"):
+            with jax.enable_x64(precision == "float64"):
+                params, step, same = cls._check_once(env, agent, seed)
+            errors[f"params, {precision}"] = params
+            moved = max(moved, step)
+        ok = max(v for k, v in errors.items() if k.endswith("float64")) < cls.TOLERANCE
+        return {"errors": errors, "moved": moved, "ok": ok and same,
+                "what": (f"agent.update at t = {cls.CHECK_ROWS + 1}, {cls.CHECK_ROWS + 2} on "
+                         f"{cls.CHECK_ROWS} stored rows, the agent's Langevin noise; the verdict "
+                         f"in float64"),
+                "note": "" if same else "; agent.act and the reference chose different arms"}
+
+    @classmethod
+    def _check_once(cls, env, agent, seed: int) -> tuple[float, float, bool]:
+        import jax
+        import jax.numpy as jnp
+
+        from jaxbandits.core import Context, Feedback, float_dtype
+
+        spec = env.spec()
+        # a history of 40 rows, summed in blocks of 32 (the second one slid back to row 8)
+        agent = agent.replace(buffer_size=cls.CHECK_ROWS + cls.CHECK_ROUNDS)
+        rng = np.random.default_rng(seed)
+        dtype = np.dtype(float_dtype())
+        num, dim, num_arms = cls.CHECK_ROWS, spec.dim, spec.num_arms
+        x = _unit_rows(rng, (num, dim), dtype)
+        r = (10.0 * (x @ _unit_rows(rng, (dim,), dtype)) ** 2
+             + rng.standard_normal(num)).astype(dtype)
+        rounds = [(_unit_rows(rng, (num_arms, dim), dtype), int(rng.integers(num_arms)),
+                   float(rng.standard_normal())) for _ in range(cls.CHECK_ROUNDS)]
+
+        state = agent.init(jax.random.key(seed), spec)
+        init = _flat_state(state.params)
+        rows = dict(state.buffer.rows)
+        rows["x"], rows["r"] = rows["x"].at[:num].set(x), rows["r"].at[:num].set(r)
+        steps_so_far = sum(min(s, agent.setting("num_grad_steps")) for s in range(1, num + 1))
+        state = state.replace(buffer=state.buffer.replace(
+            rows=rows, num_obs=jnp.asarray(num, jnp.int32)),
+            num_steps=jnp.asarray(steps_so_far, jnp.int32))
+        update = jax.jit(lambda s, k, c, a, f: agent.update(s, k, c, a, f))
+        act = jax.jit(lambda s, k, c: agent.act(s, k, c)[0])
+        leaves, _ = jax.tree_util.tree_flatten_with_path(state.params)
+        paths = list(_flat_state(state.params))
+        feeds, picks = [], []
+        for i, (arms, action, reward) in enumerate(rounds):
+            key = jax.random.key(3000 + i)
+            picks.append(int(act(state, key, Context(arms=jnp.asarray(arms)))))
+            t = num + i + 1
+            noise = []
+            for step in range(min(t, agent.setting("num_grad_steps"))):  # LMCTS.update
+                keys = jax.random.split(jax.random.fold_in(key, step), len(leaves))
+                noise.append({path: np.asarray(jax.random.normal(k, leaf.shape, leaf.dtype))
+                              for path, k, (_, leaf) in zip(paths, keys, leaves, strict=True)})
+            feeds.append(noise)
+            state = update(state, key, Context(arms=jnp.asarray(arms)),
+                           jnp.asarray(action, jnp.int32),
+                           Feedback(reward=jnp.asarray(reward, dtype),
+                                    regret=jnp.asarray(0.0, dtype)))
+        expected = _flat_state(state.params)
+
+        policy = cls(agent, agent.network(dim), init, num_arms, np.random.default_rng(seed),
+                     "history")
+        policy.contexts = [policy._tensor(row) for row in x]
+        policy.rewards = [float(v) for v in r]
+        for s in range(1, num + 1):  # the decay clock as it stands after ``num`` rounds
+            policy.step = s
+            if s % policy.decay_step == 0:
+                policy.optimizer.lr = policy.base_lr / s
+        same = True
+        where = {id(p): (path, transposed) for path, p, transposed in policy.paths}
+        order = [where[id(p)] for p in policy.optimizer.params]
+        for (arms, action, reward), noise in zip(rounds, feeds, strict=True):
+            same &= policy.act(arms) == picks.pop(0)
+            policy.optimizer.feed = [[n[path].T if transposed else n[path]
+                                      for path, transposed in order] for n in noise]
+            policy.update(arms, action, reward)
+            if policy.optimizer.feed:
+                raise AssertionError("the reference did not use the agent's noise")
+        policy.optimizer.feed = None
+        got = policy.params()
+        return (_relative_error(got, expected),
+                _relative_error({k: init[k] for k in expected}, expected), bool(same))
+
+
 # ------------------------------------------------------------------------------------------------
 # Runs and checks.
 
@@ -1046,8 +1758,11 @@ def torch_run(env, agent, name: str, horizon: int, seed: int, data: str) -> dict
     of every round (act, environment, update)."""
     rng = np.random.default_rng(seed)
     world = NUMPY_ENVS[env.name](env, rng)
-    network = agent.network(env.dim)
     reference = TORCH_REFERENCES[name]
+    if hasattr(reference, "network_of"):  # an agent whose network is built from its spec
+        network = reference.network_of(agent, env)
+    else:
+        network = agent.network(env.dim)
     if hasattr(reference, "initial_params"):  # the agent's own init (more than one network)
         init = reference.initial_params(agent, env, seed)
     else:
@@ -1132,15 +1847,21 @@ def check_training(env, agent, name: str, seed: int = 0, quick: bool = False) ->
 
 
 def flatness(env, agent, horizons: list[int], runs: int, *, repeats: int, chunk_size: int,
-             seed: int) -> list:
-    """One simulate call per horizon (the best of ``repeats``); the per-round time of each
-    window between consecutive horizons, from the differences of the wall times."""
+             seed: int, max_time: float = math.inf) -> list:
+    """One simulate call per horizon (the best of ``repeats``; no further repeat once
+    ``max_time`` seconds went into that horizon); the per-round time of each window between
+    consecutive horizons, from the differences of the wall times."""
     import jaxbandits as jb
 
     rows, prev_h, prev_wall = [], 0, 0.0
     for h in horizons:
-        wall = min(jb.simulate(env, agent, seed, h, runs, progress=False,
-                               chunk_size=chunk_size).wall_time for _ in range(repeats))
+        walls = []
+        for _ in range(repeats):
+            if walls and sum(walls) >= max_time:
+                break
+            walls.append(jb.simulate(env, agent, seed, h, runs, progress=False,
+                                     chunk_size=chunk_size).wall_time)
+        wall = min(walls)
         window = (wall - prev_wall) / (h - prev_h)
         rows.append({"horizon": h, "rate": runs * h / wall, "window": (prev_h + 1, h),
                      "ms_per_round": 1e3 * window})
@@ -1169,19 +1890,20 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="comma-separated run counts (default 1,10,100; quick: 1,2)")
     p.add_argument("--horizon", type=int, default=None,
                    help="JAX rounds per timed simulate call, rounded up to a multiple of the "
-                        "agent's update_every (default 20; quick: 2)")
+                        "agent's update_every (default 20, neural-ensemble-pp 100; quick: 2)")
     p.add_argument("--chunk-size", type=int, default=None,
                    help="simulate's chunk_size for every JAX call, so that the timing, flatness "
                         "and regret runs of a run count share one compiled program "
                         "(default 10; quick: 2)")
     p.add_argument("--flat-horizons", type=int_list, default=None,
-                   help="horizons of the flatness runs (default 50,200,800, and B/2,B,2B for "
-                        "an agent with a ring buffer of B rows; quick: 4,8)")
+                   help="horizons of the flatness runs (default 50,200,800, B/2,B,2B for "
+                        "an agent with a ring buffer of B rows, T/2,T,2T for lmc-ts (T its "
+                        "PyTorch horizon); quick: 4,8)")
     p.add_argument("--flat-runs", type=int, default=1, help="runs of the flatness runs")
     p.add_argument("--torch-horizon", type=int, default=None,
                    help="rounds per PyTorch seed, also the horizon of the regret check "
                         "(default: the warm-up plus 60, neurallog-ucb-2 the paper's 2000, "
-                        "the dueling agents 100; "
+                        "the dueling agents 100, neural-ensemble-pp 400, lmc-ts 200; "
                         "quick: the warm-up plus 2, or one training period)")
     p.add_argument("--torch-data", choices=("history", "stats", "both"), default=None,
                    help="the PyTorch reference's training data: the full history (the papers' "
@@ -1204,6 +1926,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--markdown", action="store_true", help="print the tables as markdown")
     args = p.parse_args(argv)
     quick = args.quick
+    args.horizon_set = args.horizon is not None  # else a reference's steady_horizon may apply
     defaults = {
         "runs": [1, 2] if quick else [1, 10, 100],
         "horizon": 2 if quick else 20,
@@ -1235,17 +1958,37 @@ def _label(name: str, overrides: dict) -> str:
     return name + "[" + ",".join(f"{k}={v}" for k, v in overrides.items()) + "]"
 
 
+def _warmup(agent, env, name: str) -> int:
+    """Rounds before the agent's rule (or, for a reference that says so, its training) starts:
+    the rounds the PyTorch rate leaves out."""
+    reference = TORCH_REFERENCES.get(name)
+    if hasattr(reference, "warmup_rounds"):
+        return reference.warmup_rounds(agent)
+    return agent.warmup_rounds(env.spec())
+
+
 def _torch_horizon(args, agent, env, name: str) -> int:
     """Rounds per PyTorch seed: ``--torch-horizon``, else the reference's own (the paper's T),
     else the warm-up plus 60 rounds (quick: plus one training period)."""
-    warmup = agent.warmup_rounds(env.spec())
-    every = int(getattr(agent, "update_every", 1))
+    warmup = _warmup(agent, env, name)
+    every = int(_setting(agent, "update_every", 1))
     if args.torch_horizon:
         return args.torch_horizon
     if args.quick:
         return warmup + max(2, every)
     reference = TORCH_REFERENCES.get(name)
     return getattr(reference, "horizon", None) or warmup + max(60, every)
+
+
+def _setting(agent, field: str, default):
+    """An agent's value of ``field`` once its preset is applied (``resolved()`` or
+    ``setting()``), ``default`` when it has no such field."""
+    if hasattr(agent, "resolved"):
+        agent = agent.resolved()
+    if hasattr(agent, "setting") and hasattr(agent, field):
+        return agent.setting(field)
+    value = getattr(agent, field, default)
+    return default if value is None else value
 
 
 def _round_up(value: int, multiple: int) -> int:
@@ -1297,21 +2040,41 @@ def main(argv=None) -> int:
         env_kwargs = {"dim": args.dim, "num_arms": args.num_arms} if env_name == "quadratic" \
             else {}
         env = jb.make_env(env_name, **env_kwargs)
-        agent = jb.make_agent(name, **overrides)
+        known_reference = TORCH_REFERENCES.get(name)
+        defaults = dict(getattr(known_reference, "agent_defaults", {}))
+        agent = jb.make_agent(name, **{**defaults, **overrides})
         if env.spec().action_kind == "pair" and getattr(agent, "buffer_size", 0) is None:
             # A pair history (dueling): the buffer make_agent sizes for the horizon both sides
             # play (min(T, AUTO_BUFFER) rows: the whole history, as the reference keeps).
             agent = jb.make_agent(name, env=env, horizon=_torch_horizon(args, agent, env, name),
                                   **overrides)
-        every = int(getattr(agent, "update_every", 1))
+        every = int(_setting(agent, "update_every", 1))
         period = math.lcm(every, args.chunk_size)
-        steady = agent.replace(warmup=0) if hasattr(agent, "warmup") else agent
-        reference = TORCH_REFERENCES.get(name) if have_torch else None
+        reference = known_reference if have_torch else None
         buffer = getattr(agent, "buffer_size", None)
-        if buffer is None:  # per-arm statistics: every round after the warm-up costs the same
-            horizon = _round_up(args.horizon, period)
+        growth = getattr(known_reference, "growth", None) or (
+            "flat" if buffer is None else "buffer")
+        if growth == "flat":
+            # Per-arm statistics, or minibatches of a fixed size: every round after the warm-up
+            # (the training start) costs the same.
+            steady_horizon = getattr(known_reference, "steady_horizon", None)
+            if args.horizon_set or args.quick or steady_horizon is None:
+                steady_horizon = args.horizon
+            horizon = _round_up(steady_horizon, period)
             flat_horizons = args.flat_horizons
             timed = f"timed horizon {horizon}"
+        elif growth == "history":
+            # Training on the whole history (LMC-TS): a round costs O(t), on both sides. Time the
+            # PyTorch reference's horizon from an empty history; the history holds every round
+            # of the runs (no sliding window): the flatness horizons T/2, T, 2T included.
+            horizon = _round_up(_torch_horizon(args, agent, env, name), period)
+            flat_horizons = args.flat_horizons_set or [max(1, horizon // 2), horizon,
+                                                       2 * horizon]
+            if buffer is None:
+                buffer = max([horizon] + [_round_up(h, period) for h in flat_horizons])
+                agent = agent.replace(buffer_size=buffer)
+            timed = (f"timed horizon {horizon} from an empty history (the PyTorch reference's "
+                     f"rounds; {buffer} rows kept)")
         else:
             # A ring buffer: training covers the filled rows, so a round costs more as the
             # buffer fills (up to buffer_size rows, flat after), like the papers' code on its
@@ -1322,12 +2085,22 @@ def main(argv=None) -> int:
                 max(1, buffer // 2), buffer, 2 * buffer]
             timed = (f"timed horizon {horizon} from an empty buffer of {buffer} rows (the "
                      f"PyTorch reference's rounds)")
-        print(f"\n== {label} on {env_name} (d={env.dim}, K={env.num_arms}); trains every "
-              f"{every} round(s), {agent.num_grad_steps} gradient steps; {timed}")
+        if hasattr(known_reference, "steady_agent"):
+            steady = known_reference.steady_agent(agent)
+        else:
+            steady = agent.replace(warmup=0) if hasattr(agent, "warmup") else agent
+        preset = f", preset {agent.preset}" if getattr(agent, "preset", None) else ""
+        steady_note = ("; JAX timed with update_start=1 (training every round, the cost of a "
+                       "round past the start)") if steady is not agent and hasattr(
+                           steady, "update_start") else ""
+        print(f"\n== {label} on {env_name} (d={env.dim}, K={env.num_arms}{preset}); trains every "
+              f"{every} round(s), {_setting(agent, 'num_grad_steps', 1)} gradient steps; "
+              f"{timed}{steady_note}")
         sys.stdout.flush()
 
         # PyTorch reference: the training check, then the timed regret-check seeds.
-        torch_rates, check = {}, None
+        torch_rates, check, check_result = {}, None, None
+        max_time = getattr(known_reference, "trial_max_time", math.inf)
         if have_torch and reference is None:
             print(f"[note] {label}: no PyTorch reference; JAX numbers only")
         if reference is not None:
@@ -1338,7 +2111,7 @@ def main(argv=None) -> int:
             print(f"[check] {label}: one training round from identical inputs{what}: max "
                   f"|theta_torch - theta_jax| / max |theta| = {errors}; the round moved theta "
                   f"by {train['moved']:.1e}{train.get('note', '')} -> {verdict}")
-            warmup = agent.warmup_rounds(env.spec())
+            warmup = _warmup(agent, env, name)
             torch_horizon = _torch_horizon(args, agent, env, name)
             asked = ["history", "stats"] if args.torch_data == "both" else [args.torch_data]
             modes = [mode for mode in asked if mode in reference.data_modes]
@@ -1372,6 +2145,8 @@ def main(argv=None) -> int:
             check_runs = args.check_runs
             result = jb.simulate(env, agent, args.seed, torch_horizon, check_runs,
                                  progress=False, chunk_size=args.chunk_size)
+            if steady is agent and torch_horizon == horizon:  # also a timing trial (below)
+                check_result = result
             jax_mean, jax_half = result.final("regret")
             np_mean = float(np.mean(regrets))
             np_half = (1.96 * float(np.std(regrets, ddof=1)) / math.sqrt(len(regrets))
@@ -1389,8 +2164,24 @@ def main(argv=None) -> int:
 
         # JAX: steady-state rate per run count, then flatness.
         for runs in args.runs:
-            m = time_jax(env, steady, horizon, runs, repeats=args.repeats,
-                         min_time=args.min_time, chunk_size=args.chunk_size, seed=args.seed)
+            if (check_result is not None and runs == args.check_runs
+                    and check_result.wall_time >= min(max_time, args.min_time)):
+                # The regret-check call was this very call (the same compiled program,
+                # horizon and runs) and took long enough to be a trial of its own.
+                m = {"rate": runs * horizon / check_result.wall_time,
+                     "wall": check_result.wall_time, "compile": check_result.compile_time,
+                     "calls": 1}
+                if check_result.wall_time < max_time:  # room for the other trials
+                    more = time_jax(env, steady, horizon, runs, repeats=args.repeats - 1,
+                                    min_time=args.min_time, chunk_size=args.chunk_size,
+                                    seed=args.seed, max_time=max_time)
+                    if more["rate"] > m["rate"]:
+                        m = {**more, "compile": m["compile"]}
+                    m["calls"] = 1 + more["calls"]
+            else:
+                m = time_jax(env, steady, horizon, runs, repeats=args.repeats,
+                             min_time=args.min_time, chunk_size=args.chunk_size,
+                             seed=args.seed, max_time=max_time)
             ratio = m["rate"] / torch_rate if torch_rate else None
             timing_rows.append({"agent": label, "runs": runs, "horizon": horizon, **m,
                                 "torch": torch_rate, "torch_mode": torch_mode, "ratio": ratio})
@@ -1400,7 +2191,7 @@ def main(argv=None) -> int:
         horizons = [_round_up(h, period) for h in flat_horizons]
         horizons = sorted(set(horizons))
         rows = flatness(env, steady, horizons, args.flat_runs, repeats=args.repeats,
-                        chunk_size=args.chunk_size, seed=args.seed)
+                        chunk_size=args.chunk_size, seed=args.seed, max_time=max_time)
         for row in rows:
             flat_rows.append({"agent": label, "runs": args.flat_runs, **row})
         first, last = rows[0]["ms_per_round"], rows[-1]["ms_per_round"]

@@ -44,6 +44,7 @@ __all__ = [
     "FieldKind",
     "Spec",
     "check_choice",
+    "check_inputs",
     "check_positive",
     "check_nonnegative",
     "check_probability",
@@ -82,6 +83,10 @@ class Spec:
       metrics: names of the extra per-round metrics in ``Feedback.metrics`` (e.g.
         ``("weak_regret",)`` for dueling): the runner records their cumulative sums beside
         regret and reward, and results, plots and summaries show them.
+      inputs: what a model reads each round: ``"arms"`` (the feature vectors ``Context.arms``,
+        every environment but the text ones) or ``"tokens"`` (one row of token ids,
+        ``Context.tokens``, shown for all actions; ``Context.arms`` repeats it per action).
+        Agents list the inputs they understand in ``Agent.input_kinds``.
     """
 
     dim: int = struct.field(pytree_node=False)
@@ -91,6 +96,7 @@ class Spec:
     replay: bool = struct.field(pytree_node=False, default=False)
     fixed_arms: bool = struct.field(pytree_node=False, default=False)
     metrics: tuple[str, ...] = struct.field(pytree_node=False, default=())
+    inputs: str = struct.field(pytree_node=False, default="arms")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -110,11 +116,14 @@ class Assumptions:
         parameter.
       param_bound: S, a bound on ``||theta*||`` (exact for a unit vector; for a Gaussian prior
         the 99% quantile ``sigma_0 (sqrt(d) + sqrt(2 ln 100))``). None when unknown.
+      task: the environment's :attr:`Env.task`, the key of agents' per-task presets (set by
+        :func:`~jaxbandits.well_specified`).
     """
 
     noise_std: float | None = None
     prior_var: float | None = None
     param_bound: float | None = None
+    task: str | None = None
 
     @classmethod
     def gaussian_prior(cls, noise_std: float, prior_var: float, dim: int) -> Assumptions:
@@ -182,6 +191,9 @@ class Env(struct.PyTreeNode):
     #: / ``--runs`` are not given (its paper's; None: the command's 10,000 rounds and 200 runs).
     default_horizon: ClassVar[int | None] = None
     default_runs: ClassVar[int | None] = None
+    #: the task's name in agents' per-task presets (Ensemble++'s ``"quadratic"``, ``"shuttle"``,
+    #: ...): ``jb.make_agent(name, env=env)`` gives an agent with such presets this one.
+    task: ClassVar[str | None] = None
 
     def spec(self) -> Spec:
         raise NotImplementedError
@@ -233,6 +245,8 @@ class Agent(struct.PyTreeNode):
     paper: ClassVar[str] = ""
     family: ClassVar[str] = ""
     action_kinds: ClassVar[tuple[str, ...]] = ("index",)
+    #: the round inputs (``Spec.inputs``) the agent's model reads: feature vectors by default.
+    input_kinds: ClassVar[tuple[str, ...]] = ("arms",)
     #: ``reg`` is the prior precision relative to the noise (a ridge prior ``N(0, noise_std^2 /
     #: reg I)``), so the well-specified value is ``noise_std^2 / prior_var``.
     reg_is_prior: ClassVar[bool] = False
@@ -479,6 +493,16 @@ def _values(obj: Any, field: str) -> list[float]:
 
 def _owner(obj: Any) -> str:
     return getattr(obj, "name", "") or type(obj).__name__
+
+
+def check_inputs(spec: Spec, agent: Agent, env_name: str, agent_name: str) -> None:
+    """Raises ``ValueError`` when ``agent`` cannot read the environment's round inputs
+    (``Spec.inputs``, e.g. token ids for an agent of feature vectors)."""
+    if spec.inputs not in agent.input_kinds:
+        raise ValueError(f"agent {agent_name!r} cannot read environment {env_name!r}'s inputs: "
+                         f"it reads {'/'.join(agent.input_kinds)}, the environment shows "
+                         f"{spec.inputs!r} (an agent with a text backbone reads tokens, e.g. "
+                         "neural-ensemble-pp)")
 
 
 def check_positive(obj: Any, field: str, *, integer: bool = False) -> None:

@@ -10,7 +10,7 @@ import dataclasses
 import difflib
 from typing import Any, TypeVar
 
-from jaxbandits.core import Agent, Env
+from jaxbandits.core import Agent, Env, check_inputs
 
 __all__ = [
     "AGENTS",
@@ -77,6 +77,7 @@ def make_agent(name: str, *, env: Env | None = None, horizon: int | None = None,
     if spec.action_kind not in agent.action_kinds:
         raise ValueError(f"agent {name!r} cannot act on environment {env.name!r} "
                          f"({spec.action_kind!r} actions; it plays {agent.action_kinds})")
+    check_inputs(spec, agent, env.name, name)
     assumed = {f: v for f, v in well_specified(agent, env, horizon).items() if f not in overrides}
     if not assumed:
         return agent
@@ -98,7 +99,8 @@ def well_specified(agent: Agent, env: Env, horizon: int | None = None) -> dict[s
     if horizon is not None and (isinstance(horizon, bool) or not isinstance(horizon, int)
                                 or horizon < 1):
         raise ValueError(f"horizon must be a positive integer, got {horizon!r}")
-    values = agent.assume(env.assumptions(), env.spec(), horizon)
+    assumptions = dataclasses.replace(env.assumptions(), task=env.task)
+    values = agent.assume(assumptions, env.spec(), horizon)
     return {f: v for f, v in values.items() if not _same(getattr(agent, f), v)}
 
 
@@ -106,11 +108,12 @@ def default_agent_names(env: Env) -> list[str]:
     """The registered agents that ``jaxbandits run`` plays on ``env`` by default: those whose
     model family (:attr:`~jaxbandits.Agent.model_family`) is among the environment's
     ``agent_families`` and that can act on its action set, in registration order."""
-    kind, families = env.spec().action_kind, env.agent_families
+    spec, families = env.spec(), env.agent_families
     names = []
     for name, cls in AGENTS.items():
         agent = cls()
-        if agent.model_family in families and kind in agent.action_kinds:
+        if (agent.model_family in families and spec.action_kind in agent.action_kinds
+                and spec.inputs in agent.input_kinds):
             names.append(name)
     return names
 

@@ -35,7 +35,7 @@ import numpy as np
 from flax import struct
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from jaxbandits.core import Agent, Env, float_dtype
+from jaxbandits.core import Agent, Env, check_inputs, float_dtype
 from jaxbandits.results import Result, check_metric_names, config_of, environment_info
 
 __all__ = [
@@ -1138,6 +1138,7 @@ def _check_pair(env: Env, agent: Agent) -> None:
             f"{'/'.join(agent.action_kinds)} actions, the environment needs "
             f"{spec.action_kind!r} actions"
         )
+    check_inputs(spec, agent, env_name, agent_name)
     key = jax.random.key(0)
     t = jnp.zeros((), jnp.int32)
     try:

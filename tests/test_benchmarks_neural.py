@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "throughput_neural.py"
@@ -32,9 +33,12 @@ def test_arguments_parse():
     assert args.agents == [("neural-es", {"ensemble_size": 4}), ("neural-ucb", {})]
     assert args.runs == [1, 2] and args.flat_horizons == [4, 8]
     assert set(bench.TORCH_REFERENCES) >= {"neural-es", "neural-ucb", "nvldb-ucb-asym",
-                                           "ndb-ucb"}
+                                           "ndb-ucb", "neural-ensemble-pp", "lmc-ts"}
     assert bench.REFERENCE_ENVS["nvldb-ucb-asym"] == bench.REFERENCE_ENVS["ndb-ucb"] == \
         "dueling-square"
+    assert bench.REFERENCE_ENVS["neural-ensemble-pp"] == "quadratic-pool"
+    assert bench.REFERENCE_ENVS["lmc-ts"] == "vector-quadratic"
+    assert set(bench.REFERENCE_ENVS.values()) <= set(bench.NUMPY_ENVS)
     with pytest.raises(ValueError, match="field=value"):
         bench.parse_entry("neural-es:ensemble_size")
 
@@ -46,6 +50,65 @@ def test_throughput_script_forwards_the_dueling_agents():
     args = throughput.parse_args(["--agents", "nvldb-ucb-asym,lin-ucb,ndb-ucb:num_grad_steps=5"])
     assert args.neural == ["nvldb-ucb-asym", "ndb-ucb:num_grad_steps=5"]
     assert [entry.name for entry in args.agents] == ["lin-ucb"]
+    args = throughput.parse_args(["--agents", "neural-ensemble-pp,ensemble-pp,lmc-ts"])
+    assert args.neural == ["neural-ensemble-pp", "lmc-ts"]  # seed-001's, against PyTorch
+    assert [entry.name for entry in args.agents] == ["ensemble-pp"]  # linear: NumPy
+
+
+def test_numpy_twins_of_the_seed001_environments():
+    """The NumPy twins of ``quadratic-pool`` and ``vector-quadratic`` (the PyTorch loops'
+    environments): the authors' shared pool instance and subset sequence exactly as the JAX
+    environment holds them, per-run instances of the same law (unit arms, K distinct pool rows,
+    nonnegative regret). No compilation: eager JAX on the authors' instance only."""
+    import jax
+
+    import jaxbandits as jb
+
+    env = jb.make_env("quadratic-pool", dim=6, pool_size=30, num_arms=4, instance="authors",
+                      authors_rounds=3)
+    twin = bench.NUMPY_ENVS["quadratic-pool"](env, np.random.default_rng(0))
+    state = env.init(jax.random.key(0))
+    np.testing.assert_allclose(twin.pool_means, np.asarray(state.means), rtol=1e-5)
+    for t in range(4):  # round t offers subset t mod authors_rounds on both sides
+        arms = twin.observe()
+        context = env.observe(jax.random.key(t), state, t)
+        np.testing.assert_array_equal(twin.ids, np.asarray(context.arm_ids))
+        np.testing.assert_allclose(arms, np.asarray(context.arms), rtol=1e-6)
+        reward, regret = twin.feedback(1)
+        assert regret >= 0.0 and np.isfinite(reward)
+
+    rng = np.random.default_rng(1)
+    per_run = bench.NUMPY_ENVS["quadratic-pool"](jb.make_env("quadratic-pool"), rng)
+    arms = per_run.observe()
+    assert arms.shape == (50, 100) and len(set(per_run.ids.tolist())) == 50
+    np.testing.assert_allclose(np.linalg.norm(arms, axis=-1), 1.0, rtol=1e-5)
+    vector = bench.NUMPY_ENVS["vector-quadratic"](jb.make_env("vector-quadratic"), rng)
+    first, second = vector.observe(), vector.observe()
+    assert first.shape == (50, 20) and not np.allclose(first, second)  # fresh every round
+    np.testing.assert_allclose(np.linalg.norm(second, axis=-1), 1.0, rtol=1e-5)
+    np.testing.assert_allclose(vector.means, 10.0 * (second.astype(float) @ vector.theta) ** 2,
+                               rtol=1e-5)
+    assert vector.feedback(int(np.argmax(vector.means)))[1] == 0.0
+
+
+@pytest.mark.skipif(not HAVE_TORCH, reason="the PyTorch references need torch (.[bench])")
+def test_seed001_references_match_the_agents_update():
+    """The training checks of the neural-ensemble-pp and lmc-ts references (the quick form,
+    float64 only): the agent's own ``update`` and the PyTorch reference, fed the agent's random
+    draws, land on the same parameters (the full benchmark runs them too; they are tested here
+    rather than in the quick run, whose JAX compilations of these agents cost tens of seconds
+    on a loaded machine)."""
+    import jaxbandits as jb
+
+    bench._import_torch().set_num_threads(1)
+    for name in ("neural-ensemble-pp", "lmc-ts"):
+        reference = bench.TORCH_REFERENCES[name]
+        env = jb.make_env(bench.REFERENCE_ENVS[name])
+        agent = jb.make_agent(name, **reference.agent_defaults)
+        out = bench.check_training(env, agent, name, quick=True)
+        assert out["ok"], (name, out)
+        assert max(out["errors"].values()) < 1e-12, (name, out)
+        assert out["moved"] > 1e-4, (name, out)  # the rounds did train
 
 
 @pytest.fixture(scope="module")

@@ -39,6 +39,12 @@ SMALL = {
        if c.family == "dueling" and n.startswith(("nvldb", "nldb"))},
     "ndb-ucb": dict(width=8, buffer_size=300, learning_rate=0.01, num_grad_steps=50),
     "ndb-ts": dict(width=8, buffer_size=300, learning_rate=0.01, num_grad_steps=50),
+    # neural Ensemble++ family: a small trunk, an early start, a larger step than the paper's
+    **{n: dict(backbone=jb.nets.MLPBackbone(hidden=(16, 16)), update_start=16, batch_size=16,
+               buffer_size=300, learning_rate=0.01, num_grad_steps=2)
+       for n in ("neural-ensemble-pp", "ensemble-plus", "epinet", "neural-greedy")},
+    "lmc-ts": dict(backbone=jb.nets.MLPBackbone(hidden=(8, 8), activation="leaky_relu"),
+                   num_grad_steps=10, buffer_size=300),
 }
 
 

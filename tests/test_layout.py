@@ -40,6 +40,12 @@ SCRIPT = textwrap.dedent(
         # the UCI dueling tasks: shuttle's pool sampling with dueling-square's pair path
         "dueling-shuttle": None, "dueling-magic": None, "dueling-statlog": None,
         "dueling-covertype": None,
+        # Ensemble++'s nonlinear tasks: the pool path once (the Bernoulli task shares it,
+        # vector-quadratic is quadratic's path with fresh arms, the -epp data sets shuttle's)
+        "quadratic-pool": dict(dim=6, num_arms=9, pool_size=30),
+        "random-mlp-bernoulli": None, "vector-quadratic": None, "shuttle-epp": None,
+        "mushroom-epp": None,
+        "text-moderation": None,  # token rows: a data row per round, read by text agents only
     }
     missing = sorted(set(ENVS) - set(small))
     assert not missing, f"add a small setting for {missing}"

@@ -37,6 +37,7 @@ class RandomAgent(Agent):
     paper = "baseline"
     family = "baseline"
     action_kinds = ("index", "pair", "vector")
+    input_kinds = ("arms", "tokens")
 
     def init(self, key: jax.Array, spec: Spec) -> jax.Array:
         # only its shape is used: (d,) (the dimension of vector actions), or (2, d) for pairs

@@ -30,7 +30,9 @@ Normalisation (seed-002 section 4.3, A12), done once when the data are loaded:
 seed-004's UCI tasks). Categorical data (mushroom) use ``categorical="random"`` (seed-002: each
 category of each column becomes one value drawn uniformly in ``[-1, 1]``, drawn per run; '?' is a
 category of its own) or ``categorical="onehot"`` (seed-001 A14: one-hot columns, then the
-normalisation above).
+normalisation above). ``shuttle-epp`` and ``mushroom-epp`` (:class:`ShuttleEppEnv`,
+:class:`MushroomEppEnv`) preset Ensemble++'s encoding: raw (one-hot) features, unit rows, one
+shuffled pass per run, noise std 0.1 (shuttle) or 1.0 (mushroom).
 
 Data sets (:data:`DATASETS`):
 
@@ -76,7 +78,7 @@ import struct as _struct
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -107,8 +109,10 @@ __all__ = [
     "DatasetInfo",
     "DigitsEnv",
     "MagicEnv",
+    "MushroomEppEnv",
     "RowContext",
     "ShuttleEnv",
+    "ShuttleEppEnv",
     "block_features",
     "cache_dir",
     "download",
@@ -577,6 +581,89 @@ class DigitsEnv(ClassificationEnv):
     paper = "seed-002 Fig. 2a protocol (mnist) on the bundled digits"
 
     dataset: str = struct.field(pytree_node=False, default="digits")
+
+
+class _EnsemblePPClassification(ClassificationEnv):
+    """Ensemble++'s UCI encoding (seed-001 E4, A14; the authors' ``Bandit_multi``): raw features,
+    each row scaled to unit L2 norm, the rows shuffled and walked in order (one permutation of
+    all rows per run, ``sampling="sequential"``, ``pool_size=None``; after N rounds the walk
+    starts again, as the authors' cursor does), block features ``e_j (x) c``, reward
+    ``1[a = y] + N(0, noise_std^2)``. The authors fix the order with seed 2022 for every run
+    (``freq_task``); here each run draws its own order unless ``instance_seed`` is set (a JAX
+    permutation: their sklearn shuffle of the 58,000-row OpenML file cannot be matched on
+    another file anyway). T = 10^4 and 10 runs by default (A10)."""
+
+    #: the data set the registered subclass is fixed to.
+    fixed_dataset: ClassVar[str] = ""
+    agent_families = ("baseline", "neural-ensemble")  # the paper's methods
+    default_horizon = 10_000
+    default_runs = 10
+
+    pool_size: int | None = struct.field(pytree_node=False, default=None)
+    sampling: str = struct.field(pytree_node=False, default="sequential")
+    normalize: str = struct.field(pytree_node=False, default="none")
+    unit_norm: bool = struct.field(pytree_node=False, default=True)
+
+    def _check_options(self) -> None:
+        super()._check_options()
+        if self.dataset != self.fixed_dataset:
+            raise ValueError(f"{self.name}: dataset is fixed to {self.fixed_dataset!r}, got "
+                             f"{self.dataset!r}; use the 'classification' environment for other "
+                             "data sets")
+
+
+@register_env
+class ShuttleEppEnv(_EnsemblePPClassification):
+    """UCI Statlog (Shuttle) as Ensemble++ runs it (seed-001 E4): 7 arms, d = 9, features in R^63.
+
+    Each row's 9 raw features scaled to unit L2 norm, one shuffled pass over all rows per run,
+    block (disjoint) features ``e_j (x) c``, ``reward = 1[a = y] + N(0, 0.1^2)`` (A15: noise std
+    0.1). Reads ``shuttle.trn`` (43,500 rows; the paper used OpenML's 58,000-row file, which
+    :func:`download` writes as ``shuttle.csv``). A uniform random policy has regret
+    ``T (1 - 1/7)``; always playing class 1 has about ``0.21 T``.
+
+    Example::
+
+        env = jb.make_env("shuttle-epp")
+    """
+
+    name = "shuttle-epp"
+    task = "shuttle"
+    description = "UCI Shuttle with Ensemble++'s encoding (unit rows, shuffled, noise 0.1)"
+    paper = "seed-001 (Ensemble++ E4, UCI Shuttle)"
+    fixed_dataset: ClassVar[str] = "shuttle"
+
+    dataset: str = struct.field(pytree_node=False, default="shuttle")
+    noise_std: float = 0.1
+
+
+@register_env
+class MushroomEppEnv(_EnsemblePPClassification):
+    """UCI Mushroom as Ensemble++ runs it (seed-001 E10, A14): 2 arms, features in R^{2 d}.
+
+    All 22 categorical attributes one-hot encoded (d = the number of category values present in
+    the file; '?' is a category of its own), each row scaled to unit L2 norm (every row
+    has 22 ones, so each is ``1/sqrt(22)``), one shuffled pass per run, block features,
+    ``reward = 1[a = y] + N(0, noise_std^2)`` with arm 1 = edible. ``noise_std = 1.0``: the
+    authors' mushroom preset (seed-001 section 2.8 and E10; E4's 0.1 is stated for Shuttle).
+    The file (``agaricus-lepiota.data``) is not shipped: pass ``path=``, set
+    ``JAXBANDITS_DATA``, or fetch it once with :func:`download` (``download("mushroom")``); a
+    missing file raises :class:`DataNotFoundError`.
+
+    Example::
+
+        env = jb.make_env("mushroom-epp", path="~/data/agaricus-lepiota.data")
+    """
+
+    name = "mushroom-epp"
+    task = "mushroom"
+    description = "UCI Mushroom with Ensemble++'s encoding (one-hot, unit rows, noise 1.0)"
+    paper = "seed-001 (Ensemble++ E10 and A14, UCI Mushroom)"
+    fixed_dataset: ClassVar[str] = "mushroom"
+
+    dataset: str = struct.field(pytree_node=False, default="mushroom")
+    categorical: str = struct.field(pytree_node=False, default="onehot")
+    noise_std: float = 1.0
 
 
 # ------------------------------------------------------------------------------------------------

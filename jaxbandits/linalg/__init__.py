@@ -35,6 +35,7 @@ from jaxbandits.linalg.glm import (
     link_slope,
 )
 from jaxbandits.linalg.perturb import (
+    INDEX_LAWS,
     PERTURBATIONS,
     REFERENCES,
     check_distribution,
@@ -61,6 +62,7 @@ __all__ = [
     "LINKS",
     "PERTURBATIONS",
     "REDUCTIONS",
+    "INDEX_LAWS",
     "REFERENCES",
     "RidgeState",
     "check_distribution",

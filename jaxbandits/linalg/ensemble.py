@@ -48,7 +48,7 @@ import jax.numpy as jnp
 from flax import struct
 
 from jaxbandits.core import float_dtype
-from jaxbandits.linalg.perturb import check_distribution, perturbation_sample
+from jaxbandits.linalg.perturb import PERTURBATIONS, check_distribution, perturbation_sample
 from jaxbandits.linalg.ridge import RidgeState, ridge_init, ridge_update
 
 __all__ = [
@@ -106,7 +106,8 @@ def prior_factor(
     if init == "paper":
         b = jax.random.normal(key, (dim, size), dtype) / jnp.sqrt(jnp.asarray(size, dtype))
     else:
-        check_distribution(perturbation, size, sparsity, field="perturbation")
+        check_distribution(perturbation, size, sparsity, field="perturbation",
+                           choices=PERTURBATIONS)
         keys = jax.random.split(key, dim)
         b = jax.vmap(lambda k: perturbation_sample(k, perturbation, size, sparsity=sparsity,
                                                    dtype=dtype))(keys)

@@ -24,6 +24,11 @@ name           reference sampler (Alg.)                           ``||zeta||``  
 (*) The paper's Table 1 prints 7/32, which is Hollom & Portier's bound on the two-sided
 ``P(|<v, zeta>| >= 1)``; the one-sided bound is 7/64, attained at ``v = (1, ..., 1) / sqrt(6)``.
 
+The neural baselines add one law that is not isotropic, ``"one_hot"`` (Ensemble+'s index
+``e_m`` with ``m ~ Unif[M]``, unscaled, so ``E[zeta zeta^T] = I_M / M``; its update set is the
+``M`` vectors ``e_m``): :data:`INDEX_LAWS` lists the laws a neural agent's reference and update
+index may take.
+
 Every sampler takes a key and the static name; ``sparsity`` is the ``s`` of ``"sparse"`` (the
 authors' code uses 2).
 
@@ -36,6 +41,7 @@ Example::
 
 from __future__ import annotations
 
+import difflib
 import itertools
 import math
 
@@ -46,6 +52,7 @@ import numpy as np
 from jaxbandits.core import distinct_indices, float_dtype
 
 __all__ = [
+    "INDEX_LAWS",
     "PERTURBATIONS",
     "REFERENCES",
     "check_distribution",
@@ -56,14 +63,19 @@ __all__ = [
 
 REFERENCES: tuple[str, ...] = ("gaussian", "sphere", "cube", "coordinate", "sparse")
 PERTURBATIONS: tuple[str, ...] = REFERENCES
+INDEX_LAWS: tuple[str, ...] = REFERENCES + ("one_hot",)
 
 _MAX_ENUMERATED = 1 << 16  # the largest update-index set that update_index_set will build
 
 
-def check_distribution(kind: str, size: int, sparsity: int = 2, *, field: str = "kind") -> None:
-    """Raises ``ValueError`` (naming ``field``) for an unknown law or an invalid ``sparsity``."""
-    if kind not in REFERENCES:
-        raise ValueError(f"{field} must be one of {REFERENCES}, got {kind!r}")
+def check_distribution(kind: str, size: int, sparsity: int = 2, *, field: str = "kind",
+                       choices: tuple[str, ...] = INDEX_LAWS) -> None:
+    """Raises ``ValueError`` (naming ``field``, with close matches) for a law not in ``choices``
+    or an invalid ``sparsity``."""
+    if kind not in choices:
+        close = difflib.get_close_matches(str(kind), choices, n=2, cutoff=0.5)
+        hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+        raise ValueError(f"{field} must be one of {choices}, got {kind!r}{hint}")
     if kind == "sparse" and not (isinstance(sparsity, int) and 1 <= sparsity <= size):
         raise ValueError(f"sparsity must be an integer in [1, {size}] (the ensemble size), "
                          f"got {sparsity!r}")
@@ -93,6 +105,8 @@ def reference_sample(
         return math.sqrt(size) * v / jnp.linalg.norm(v)
     if kind == "cube":
         return jax.random.rademacher(key, (size,), dtype)
+    if kind == "one_hot":
+        return jax.nn.one_hot(jax.random.randint(key, (), 0, size), size, dtype=dtype)
     key_index, key_sign = jax.random.split(key)
     if kind == "coordinate":
         index = jax.random.randint(key_index, (), 0, size)
@@ -142,6 +156,8 @@ def update_index_set(kind: str, size: int, *, sparsity: int = 2, dtype=None) -> 
     if kind in ("gaussian", "sphere"):
         raise ValueError(f"kind {kind!r} has continuous support; sample it with "
                          "reference_sample (e.g. 16 draws per data point) instead")
+    if kind == "one_hot":
+        return jnp.eye(size, dtype=dtype)
     if kind == "coordinate":
         eye = math.sqrt(size) * np.eye(size)
         return jnp.asarray(np.concatenate([eye, -eye]), dtype)

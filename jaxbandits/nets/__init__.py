@@ -1,7 +1,26 @@
 """Neural networks for the neural bandits: the NTK-initialised MLP, its gradient features and
-design matrices, NTK diagnostics, and the training loop."""
+design matrices, NTK diagnostics, backbones and index networks (Ensemble++, Ensemble+, EpiNet),
+and the training loops."""
 
+from jaxbandits.nets.backbone import (
+    ACTIVATIONS,
+    MLPBackbone,
+    MLPTrunk,
+    feature_dim,
+    torch_linear,
+    xavier_normal,
+)
 from jaxbandits.nets.features import FEATURE_INITS, FeatureMLP, FeatureNetwork
+from jaxbandits.nets.index import (
+    HEADS,
+    PRIOR_INITS,
+    BaseNet,
+    EnsemblePlusNet,
+    EnsemblePPNet,
+    EpiNet,
+    IndexNetwork,
+    paper_param_count,
+)
 from jaxbandits.nets.mlp import (
     DESIGNS,
     INITS,
@@ -15,9 +34,47 @@ from jaxbandits.nets.mlp import (
     ntk_gram,
     ntk_limit,
 )
-from jaxbandits.nets.train import net_gd, net_loss, training_round
+from jaxbandits.nets.train import (
+    ReplayBuffer,
+    blocked_grad,
+    minibatch_adam,
+    net_gd,
+    net_loss,
+    replay_add,
+    replay_init,
+    replay_sample,
+    training_round,
+)
+from jaxbandits.nets.transformer import (
+    GPT2_PAD_ID,
+    GPT2_VOCAB_SIZE,
+    TransformerEncoder,
+    TransformerNetwork,
+    last_token_features,
+    last_token_index,
+)
 
 __all__ = [
+    "ACTIVATIONS",
+    "HEADS",
+    "PRIOR_INITS",
+    "BaseNet",
+    "EnsemblePPNet",
+    "EnsemblePlusNet",
+    "EpiNet",
+    "IndexNetwork",
+    "MLPBackbone",
+    "MLPTrunk",
+    "ReplayBuffer",
+    "blocked_grad",
+    "feature_dim",
+    "minibatch_adam",
+    "paper_param_count",
+    "replay_add",
+    "replay_init",
+    "replay_sample",
+    "torch_linear",
+    "xavier_normal",
     "DESIGNS",
     "FEATURE_INITS",
     "FeatureMLP",
@@ -35,4 +92,10 @@ __all__ = [
     "ntk_gram",
     "ntk_limit",
     "training_round",
+    "GPT2_PAD_ID",
+    "GPT2_VOCAB_SIZE",
+    "TransformerEncoder",
+    "TransformerNetwork",
+    "last_token_features",
+    "last_token_index",
 ]

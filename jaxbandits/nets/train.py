@@ -1,4 +1,5 @@
-"""Training a :class:`~jaxbandits.nets.Network`: full-batch gradient descent on fixed-shape data.
+"""Training networks: full-batch gradient descent on fixed-shape data (:func:`net_gd`), and a
+replay buffer with minibatch Adam (:class:`ReplayBuffer`, :func:`minibatch_adam`) at the end.
 
 Every neural agent fits the regularised loss (seed-000 section 2.5; Zhou et al. 2020)::
 
@@ -27,15 +28,28 @@ anchor||^2`` (a different minimiser; the reference code's weight decay).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import jax
 import jax.numpy as jnp
 import optax
-from flax import nnx
+from flax import nnx, struct
 
 from jaxbandits.linalg import REDUCTIONS, link_cumulant
 from jaxbandits.nets.mlp import Network
 
-__all__ = ["net_gd", "net_loss", "training_round"]
+__all__ = [
+    "ReplayBuffer",
+    "blocked_grad",
+    "minibatch_adam",
+    "net_gd",
+    "net_loss",
+    "replay_add",
+    "replay_init",
+    "replay_sample",
+    "training_round",
+]
 
 
 def net_loss(
@@ -129,29 +143,64 @@ def net_gd(
 
 def _blocked_data_grad(network, inputs, counts, sums, link, num_rows, block_rows):
     """``p -> grad_p data_term(p)``, over the first ``num_rows`` rows in blocks when given."""
-    num_total = inputs.shape[0]
-    if num_rows is None or num_total <= block_rows:
+    if num_rows is None or inputs.shape[0] <= block_rows:
         return jax.grad(lambda p: _data_term(network, p, inputs, counts, sums, link))
+
+    def block_term(p, block, mask):
+        x, n, s = block
+        return _data_term(network, p, x, jnp.where(mask, n, 0.0), jnp.where(mask, s, 0.0), link)
+
+    return lambda p: blocked_grad(block_term, p, (inputs, counts, sums), num_rows,
+                                  block_rows=block_rows)
+
+
+def blocked_grad(
+    loss: Callable[[Any, Any, jax.Array], jax.Array],
+    params: Any,
+    rows: Any,
+    num_rows: jax.Array | int,
+    *,
+    block_rows: int = 256,
+) -> Any:
+    """``grad_p sum_b loss(p, rows_b, mask_b)``: the gradient of a sum over the first
+    ``num_rows`` rows of ``rows``, in blocks of ``block_rows`` rows, skipping the blocks past
+    ``num_rows`` -- a training on the t rows seen so far of an N-row buffer costs O(t), not O(N).
+
+    Args:
+      loss: ``loss(p, block, mask)``, the sum of the per-row losses of ``block`` (``rows`` cut to
+        ``block_rows`` rows) over the rows where ``mask`` ``(block_rows,)`` bool is True; the other
+        rows must add exactly nothing (e.g. ``jnp.sum(jnp.where(mask, per_row, 0.0))``).
+      params: the pytree to differentiate with respect to.
+      rows: a pytree of arrays with a leading row axis ``(N, ...)`` (a ring buffer's rows).
+      num_rows: the number of leading rows that hold data (may be traced; clipped to N).
+      block_rows: rows per block (static). A buffer of at most that many rows is one block.
+
+    Blocks are ``[b B, (b + 1) B)``; the last one is slid back to end at row N (no padded copy of
+    the data) and its rows that an earlier block covered are masked out, as are the rows at or
+    past ``num_rows``. The result is the gradient of the plain sum up to float rounding.
+
+    Example::
+
+        def loss(p, block, mask):
+            residual = block["x"] @ p - block["r"]
+            return jnp.sum(jnp.where(mask, residual**2, 0.0))
+
+        grad = blocked_grad(loss, w, buffer.rows, buffer.size, block_rows=64)
+    """
+    num_total = jax.tree.leaves(rows)[0].shape[0]
+    if num_total <= block_rows:
+        return jax.grad(loss)(params, rows, jnp.arange(num_total) < num_rows)
     used = (jnp.minimum(num_rows, num_total) + block_rows - 1) // block_rows
     offsets = jnp.arange(block_rows)
 
-    def block_grad(p, b):
-        # Block b covers rows [b B, (b + 1) B); the last one is slid back to end at row N (no
-        # padded copy of the data) and its rows that an earlier block covered are masked out.
+    def add_block(b, total):
         start = jnp.minimum(b * block_rows, num_total - block_rows)
-        rows = jax.lax.dynamic_slice_in_dim(inputs, start, block_rows)
-        fresh = start + offsets >= b * block_rows
-        n = jnp.where(fresh, jax.lax.dynamic_slice_in_dim(counts, start, block_rows), 0.0)
-        s = jnp.where(fresh, jax.lax.dynamic_slice_in_dim(sums, start, block_rows), 0.0)
-        return jax.grad(lambda q: _data_term(network, q, rows, n, s, link))(p)
+        block = jax.tree.map(lambda a: jax.lax.dynamic_slice_in_dim(a, start, block_rows), rows)
+        index = start + offsets
+        mask = (index >= b * block_rows) & (index < num_rows)
+        return jax.tree.map(jnp.add, total, jax.grad(loss)(params, block, mask))
 
-    def data_grad(p):
-        def add_block(b, total):
-            return jax.tree.map(jnp.add, total, block_grad(p, b))
-
-        return jax.lax.fori_loop(0, used, add_block, jax.tree.map(jnp.zeros_like, p))
-
-    return data_grad
+    return jax.lax.fori_loop(0, used, add_block, jax.tree.map(jnp.zeros_like, params))
 
 
 def training_round(
@@ -162,3 +211,88 @@ def training_round(
     (``num_obs % update_every == 0``), i.e. at t = 50, 100, ... for ``update_every = 50``."""
     warm = (num_obs >= warmup) & (num_obs > 0)
     return warm & ((num_obs == warmup) | (num_obs % update_every == 0))
+
+
+# ------------------------------------------------------------------------------------------------
+# A replay buffer and minibatch Adam (the neural ensemble agents of Ensemble++, seed-001 2.8).
+
+
+class ReplayBuffer(struct.PyTreeNode):
+    """A FIFO ring buffer of the last ``C`` rows, with a fixed shape.
+
+    Attributes:
+      rows: a pytree of arrays with a leading capacity axis ``(C, ...)`` (e.g. the played input,
+        its reward and its perturbation vector ``z``, drawn once and kept with the row).
+      num_obs: ``()`` int32, rows added so far; rows ``0 .. min(num_obs, C) - 1`` are filled and
+        row ``num_obs mod C`` is overwritten next.
+    """
+
+    rows: Any
+    num_obs: jax.Array
+
+    @property
+    def capacity(self) -> int:
+        """C, the number of rows kept (static)."""
+        return jax.tree.leaves(self.rows)[0].shape[0]
+
+    @property
+    def size(self) -> jax.Array:
+        """``min(num_obs, C)``, the number of filled rows."""
+        return jnp.minimum(self.num_obs, self.capacity)
+
+
+def replay_init(example_row: Any, capacity: int) -> ReplayBuffer:
+    """An empty buffer of ``capacity`` rows shaped like ``example_row`` (a pytree of arrays)."""
+    rows = jax.tree.map(lambda a: jnp.zeros((capacity,) + jnp.shape(a), jnp.asarray(a).dtype),
+                        example_row)
+    return ReplayBuffer(rows=rows, num_obs=jnp.zeros((), jnp.int32))
+
+
+def replay_add(buffer: ReplayBuffer, row: Any) -> ReplayBuffer:
+    """``buffer`` with ``row`` written over its oldest row."""
+    index = buffer.num_obs % buffer.capacity
+    rows = jax.tree.map(lambda table, value: table.at[index].set(value.astype(table.dtype)),
+                        buffer.rows, row)
+    return ReplayBuffer(rows=rows, num_obs=buffer.num_obs + 1)
+
+
+def replay_sample(buffer: ReplayBuffer, key: jax.Array, batch_size: int) -> Any:
+    """``batch_size`` rows drawn uniformly **with replacement** from the filled rows (the
+    authors' ``randint(0, |D|)``, also when ``|D| < batch_size``; seed-001 A20)."""
+    index = jax.random.randint(key, (batch_size,), 0, jnp.maximum(buffer.size, 1))
+    return jax.tree.map(lambda table: table[index], buffer.rows)
+
+
+def minibatch_adam(
+    loss: Callable[[Any, Any, jax.Array], jax.Array],
+    params: Any,
+    opt_state: optax.OptState,
+    buffer: ReplayBuffer,
+    key: jax.Array,
+    *,
+    num_steps: jax.Array | int,
+    batch_size: int,
+    learning_rate: jax.Array | float,
+    reg: jax.Array | float,
+) -> tuple[Any, optax.OptState]:
+    """``num_steps`` Adam steps, each on a fresh minibatch of the buffer, with coupled L2.
+
+    ``loss(params, batch, key)`` is the minibatch loss (``batch`` as :func:`replay_sample`
+    returns it). The gradient of every parameter gets ``reg / |D| * param`` added before Adam
+    (PyTorch's ``Adam(weight_decay=reg / |D|)``, with ``|D|`` the number of filled rows, as the
+    authors reset it before every step; seed-001 section 2.8), and the Adam state carries over
+    from the previous call. ``num_steps`` may be traced (0 in a round without training: no step
+    is run, also under ``vmap``).
+    """
+    optimizer = optax.adam(learning_rate)
+    decay = reg / jnp.maximum(buffer.size, 1).astype(jnp.result_type(float))
+
+    def step(i, carry):
+        p, opt = carry
+        key_batch, key_loss = jax.random.split(jax.random.fold_in(key, i))
+        grads = jax.grad(loss)(p, replay_sample(buffer, key_batch, batch_size), key_loss)
+        grads = jax.tree.map(lambda g, q: g + decay * q, grads, p)
+        updates, opt = optimizer.update(grads, opt, p)
+        return optax.apply_updates(p, updates), opt
+
+    return jax.lax.fori_loop(0, num_steps, step, (params, opt_state))
