@@ -14,6 +14,7 @@ RUN_ELSEWHERE = {
     "anytime_glm": "tests/test_reproduce_anytime.py",
     "dueling": "tests/test_reproduce_dueling.py",
     "neural": "tests/test_reproduce_neural.py",
+    "neural_ensemblepp": "tests/test_reproduce_ensemble_pp_neural.py",
 }
 NOTEBOOKS = [p for p in sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
              if p.stem not in RUN_ELSEWHERE]
