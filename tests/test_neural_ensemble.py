@@ -171,4 +171,6 @@ def test_language_model_agent_learns_to_moderate_with_any_encoder():
     for name, result in results.items():
         regret, accuracy = result.final()[0], result.final("correct")[0] / horizon
         assert regret < 0.9 * min(block, publish), (name, regret, block, publish)
-        assert accuracy > max(hate, 1 - hate), (name, accuracy)
+        # accuracy is not ordered by regret (a blocked free post costs 0.5, a published hateful
+        # one 1): above always-block's, whose accuracy is the hate rate
+        assert accuracy > hate, (name, accuracy)
