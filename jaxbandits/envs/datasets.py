@@ -688,6 +688,27 @@ def search_dirs() -> list[Path]:
     return dirs
 
 
+def locate_file(names, path: str | os.PathLike | None = None,
+                subfolders: tuple[str, ...] = ("",)) -> tuple[Path | None, list[Path]]:
+    """``(file, roots)``: ``path`` itself if it is a file, else the first of ``names`` in a
+    ``subfolders`` entry of the folder ``path`` (default: every folder of :func:`search_dirs`),
+    or None; ``roots`` are the folders searched (for the not-found message)."""
+    if path is not None:
+        given = Path(path).expanduser()
+        if given.is_file():
+            return given, [given]
+        roots = [given]
+    else:
+        roots = search_dirs()
+    for root in roots:
+        for sub in subfolders:
+            folder = root / sub if sub else root
+            for name in names:
+                if (folder / name).is_file():
+                    return folder / name, roots
+    return None, roots
+
+
 def find_data_file(dataset: str, path: str | os.PathLike | None = None) -> Path:
     """The file :func:`load_dataset` reads for ``dataset``; raises :class:`DataNotFoundError`.
 
@@ -697,21 +718,9 @@ def find_data_file(dataset: str, path: str | os.PathLike | None = None) -> Path:
     info = _info(dataset)
     if not info.files:
         raise ValueError(f"{dataset} is bundled with scikit-learn and has no file")
-    if path is not None:
-        given = Path(path).expanduser()
-        if given.is_file():
-            return given
-        roots = [given]
-    else:
-        roots = search_dirs()
-    tried = []
-    for root in roots:
-        for sub in SUBFOLDERS:
-            folder = root / sub if sub else root
-            tried.append(folder)
-            for name in info.files:
-                if (folder / name).is_file():
-                    return folder / name
+    found, roots = locate_file(info.files, path, SUBFOLDERS)
+    if found is not None:
+        return found
     raise DataNotFoundError(_missing_message(info, path, roots))
 
 

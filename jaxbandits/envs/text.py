@@ -89,7 +89,7 @@ from jaxbandits.core import (
     check_types,
     float_dtype,
 )
-from jaxbandits.envs.datasets import DataBackedEnv, DataNotFoundError, search_dirs
+from jaxbandits.envs.datasets import DataBackedEnv, DataNotFoundError, locate_file
 from jaxbandits.nets.transformer import GPT2_PAD_ID, GPT2_VOCAB_SIZE
 from jaxbandits.registry import register_env
 
@@ -309,17 +309,9 @@ def find_hate_speech_file(path: str | os.PathLike | None = None) -> Path:
     :data:`HATE_SPEECH_FILES` in the folder ``path`` (default: the data folders of
     :func:`~jaxbandits.envs.datasets.search_dirs`). Raises
     :class:`~jaxbandits.envs.DataNotFoundError` saying how to export the file."""
-    if path is not None:
-        given = Path(path).expanduser()
-        if given.is_file():
-            return given
-        roots = [given]
-    else:
-        roots = search_dirs()
-    for root in roots:
-        for name in HATE_SPEECH_FILES:
-            if (root / name).is_file():
-                return root / name
+    found, roots = locate_file(HATE_SPEECH_FILES, path)
+    if found is not None:
+        return found
     where = f"path={str(path)!r}" if path is not None else "any of: " + ", ".join(
         str(r) for r in roots)
     raise DataNotFoundError(
