@@ -8,6 +8,14 @@ jitted program of ``lax.scan`` over rounds and ``vmap`` over runs.
 from jaxbandits import agents, envs, linalg, nets
 from jaxbandits.checkpoint import CheckpointError
 from jaxbandits.core import Agent, Assumptions, Context, Env, Feedback, Spec
+from jaxbandits.differentiable import (
+    GradientEstimate,
+    MetaLearnResult,
+    meta_learn,
+    policy_gradient,
+    relaxed_gradient,
+    relaxed_rollout,
+)
 from jaxbandits.registry import (
     agent_names,
     default_agent_names,
@@ -41,6 +49,8 @@ __all__ = [
     "Context",
     "Env",
     "Feedback",
+    "GradientEstimate",
+    "MetaLearnResult",
     "Result",
     "ResultWriter",
     "Spec",
@@ -57,9 +67,13 @@ __all__ = [
     "log_spaced_steps",
     "make_agent",
     "make_env",
+    "meta_learn",
     "nets",
     "paired_difference",
     "plot_regret",
+    "policy_gradient",
+    "relaxed_gradient",
+    "relaxed_rollout",
     "simulate",
     "sweep",
     "use_cpu_cores",

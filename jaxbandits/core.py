@@ -206,6 +206,14 @@ class Env(struct.PyTreeNode):
         noise = getattr(self, "noise_std", None)
         return Assumptions(noise_std=None if noise is None else float(noise))
 
+    # Optional (differentiable rollouts, :mod:`jaxbandits.differentiable`), written by
+    # environments with a finite arm set whose expected rewards are known:
+    #
+    #     mean_rewards(env_state, context) -> (K,)   the expected reward of every arm this round
+    #
+    # ``feedback`` should draw its reward around it (and compute its regret from it), so the two
+    # cannot disagree; a subclass that overrides ``feedback`` must override it too.
+
     def init(self, key: jax.Array) -> PyTree:
         """Draws one problem instance (theta*, the arm pool, a data order...)."""
         raise NotImplementedError
@@ -253,6 +261,20 @@ class Agent(struct.PyTreeNode):
     #: ``perturb_std`` perturbs rewards as the noise would, so the well-specified value is the
     #: noise scale (ensemble sampling, perturbed history).
     perturb_is_noise: ClassVar[bool] = False
+    #: ``update`` reads the played arm only through ``chosen_features`` / ``action_weights``,
+    #: so it also learns from a relaxed action (a float ``(K,)`` vector of arm weights), as
+    #: relaxed rollouts play (:mod:`jaxbandits.differentiable`).
+    relaxed_updates: ClassVar[bool] = False
+
+    # Optional methods (the differentiable research tools, :mod:`jaxbandits.differentiable`):
+    #
+    #     scores(state, key, context) -> (K,)
+    #         for agents that play ``greedy_index(scores)``: relaxed rollouts play
+    #         ``softmax(scores / temperature)`` instead (mixin ``agents.select.LinearScores``);
+    #     log_prob(state, key, context, action) -> ()
+    #         for agents that draw their arm from an explicit distribution: the log-probability
+    #         that ``act(state, key, context)`` plays ``action``, needed by score-function
+    #         gradients (mixin ``agents.select.SoftmaxPolicy``).
 
     @property
     def model_family(self) -> str:

@@ -93,16 +93,23 @@ class Carry(struct.PyTreeNode):
     bad_step: jax.Array
 
 
-def init_run(env: Env, agent: Agent, key: jax.Array, run_id: jax.Array, num_slots: int) -> Carry:
-    """The carry of run ``run_id`` before its first round."""
+def run_keys(key: jax.Array, run_id: jax.Array) -> tuple[jax.Array, jax.Array, RunKeys]:
+    """``(env_init, agent_init, streams)``: the keys of run ``run_id`` (the instance draw, the
+    agent's initial draw and the per-round streams), ``fold_in(fold_in(key, run_id), i)``."""
     run_key = jax.random.fold_in(key, run_id)
     streams = [jax.random.fold_in(run_key, i) for i in range(6)]
+    return streams[0], streams[1], RunKeys(*streams[2:])
+
+
+def init_run(env: Env, agent: Agent, key: jax.Array, run_id: jax.Array, num_slots: int) -> Carry:
+    """The carry of run ``run_id`` before its first round."""
+    env_key, agent_key, keys = run_keys(key, run_id)
     dtype = float_dtype()
     columns = _num_columns(env.spec())
     return Carry(
-        env_state=env.init(streams[0]),
-        agent_state=agent.init(streams[1], env.spec()),
-        keys=RunKeys(*streams[2:]),
+        env_state=env.init(env_key),
+        agent_state=agent.init(agent_key, env.spec()),
+        keys=keys,
         cumulative=jnp.zeros((columns,), dtype),
         records=jnp.zeros((num_slots + 1, columns), dtype),
         bad_step=jnp.full((2,), -1, jnp.int32),

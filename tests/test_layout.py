@@ -46,6 +46,7 @@ SCRIPT = textwrap.dedent(
         "random-mlp-bernoulli": None, "vector-quadratic": None, "shuttle-epp": None,
         "mushroom-epp": None,
         "text-moderation": None,  # token rows: a data row per round, read by text agents only
+        "bernoulli": dict(num_arms=5),
     }
     missing = sorted(set(ENVS) - set(small))
     assert not missing, f"add a small setting for {missing}"

@@ -103,7 +103,8 @@ def test_zero_exploration_index_is_the_mean(name, mode):
     else:
         f = network.apply(state.params, arms)
         mean = jax.nn.sigmoid(f) if name == "neurallog-ucb-1" else f
-    np.testing.assert_allclose(agent.scores(state, jax.random.key(3), arms), mean, rtol=1e-6)
+    scores = agent.scores(state, jax.random.key(3), jb.Context(arms=arms))
+    np.testing.assert_allclose(scores, mean, rtol=1e-6)
     assert float(jnp.max(jnp.abs(mean))) > 0  # it trained
 
 

@@ -87,7 +87,7 @@ def test_theory_ucb2_index_is_the_closed_form(design):
     delta = np.asarray(ravel_pytree(state.params)[0] - ravel_pytree(state.anchor)[0])
     phis = g0 / math.sqrt(m)
     expected = g0 @ delta + nu2 * np.sqrt(np.einsum("kp,pq,kq->k", phis, np.linalg.inv(w), phis))
-    np.testing.assert_allclose(agent.scores(state, jax.random.key(4), context.arms), expected,
+    np.testing.assert_allclose(agent.scores(state, jax.random.key(4), context), expected,
                                rtol=1e-9)
 
 

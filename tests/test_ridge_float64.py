@@ -72,7 +72,8 @@ def test_linucb_index_equals_closed_form():
     beta += np.sqrt(reg) * bound
     widths = np.sqrt(np.einsum("kd,de,ke->k", arms, np.linalg.inv(gram), arms))
     expected = arms @ theta + alpha * beta * widths
-    np.testing.assert_allclose(agent.scores(state, jnp.asarray(arms)), expected, rtol=1e-10)
+    scores = agent.scores(state, None, jb.Context(arms=jnp.asarray(arms)))
+    np.testing.assert_allclose(scores, expected, rtol=1e-10)
     action, _ = agent.act(state, jax.random.key(0), jb.Context(arms=jnp.asarray(arms)))
     assert int(action) == int(np.argmax(expected))
 

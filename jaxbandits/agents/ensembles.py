@@ -32,7 +32,13 @@ import jax.numpy as jnp
 from flax import struct
 
 from jaxbandits.agents.linear import oful_radius
-from jaxbandits.agents.select import best_action, chosen_features, uniform_action
+from jaxbandits.agents.select import (
+    LinearScores,
+    action_weights,
+    best_action,
+    chosen_features,
+    uniform_action,
+)
 from jaxbandits.core import (
     Agent,
     Context,
@@ -136,7 +142,7 @@ class LinESState(struct.PyTreeNode):
     noise_key: jax.Array
 
 
-class _MemberEnsemble(Agent):
+class _MemberEnsemble(LinearScores, Agent):
     """Plumbing shared by the ensemble-sampling agents; subclasses map their fields to the math.
 
     Member ``j`` is ridge regression towards ``W^j / reg`` on the rewards ``y_s + Z_s^j`` with
@@ -144,6 +150,7 @@ class _MemberEnsemble(Agent):
     """
 
     reg_is_prior = True
+    relaxed_updates = True
 
     def _num_members(self) -> int:
         raise NotImplementedError
@@ -170,8 +177,8 @@ class _MemberEnsemble(Agent):
         """Member ``j``'s estimate ``theta^j = mu_t + A_t e_j``, shape ``(d,)``."""
         return state.ensemble.ridge.mean + state.ensemble.factor[:, member]
 
-    def act(self, state: LinESState, key: jax.Array, context: Context):
-        return best_action(context, self.estimate(state, self._select(state, key))), state
+    def parameter(self, state: LinESState, key: jax.Array, context: Context) -> jax.Array:
+        return self.estimate(state, self._select(state, key))
 
     def update(
         self,
@@ -350,7 +357,7 @@ class LinPHEState(struct.PyTreeNode):
 
 
 @register_agent
-class LinPHE(Agent):
+class LinPHE(LinearScores, Agent):
     """Generalised linear perturbed-history exploration, seed-003 Algorithm 2 (Lee & Oh 2024).
 
     Every round redraws the whole perturbation::
@@ -379,6 +386,7 @@ class LinPHE(Agent):
 
     reg_is_prior = True
     perturb_is_noise = True
+    relaxed_updates = True
 
     name = "lin-phe"
     description = "generalised LinPHE: ridge on freshly perturbed history every round"
@@ -425,8 +433,8 @@ class LinPHE(Agent):
         # V^{-1} v through the square root, for v = W_t + sigma_R sum_s x_s Z_{t,s}
         return state.ridge.mean + kalman_gain(state.ridge, w + self.perturb_std * perturbation)
 
-    def act(self, state: LinPHEState, key: jax.Array, context: Context):
-        return best_action(context, self.estimate(state, context)), state
+    def parameter(self, state: LinPHEState, key: jax.Array, context: Context) -> jax.Array:
+        return self.estimate(state, context)
 
     def update(
         self,
@@ -441,7 +449,8 @@ class LinPHE(Agent):
         ridge = ridge_update(state.ridge, x, feedback.reward)
         capacity = state.features.shape[0]
         if capacity == 0:  # per-arm statistics
-            return state.replace(ridge=ridge, counts=state.counts.at[action].add(1.0))
+            pulls = action_weights(action, state.counts.shape[0], state.counts.dtype)
+            return state.replace(ridge=ridge, counts=state.counts + pulls)
         slot = t % capacity
         evicted = state.steps[slot]
         key_frozen = jax.random.fold_in(jax.random.fold_in(state.noise_key, 3), evicted)
@@ -459,7 +468,7 @@ class LinPHE(Agent):
 
 
 @register_agent
-class EnsemblePlusPlus(Agent):
+class EnsemblePlusPlus(LinearScores, Agent):
     """Linear Ensemble++ sampling (Li, Xu, Wang & Luo), seed-001 section 2.2, Eqs. 2-4.
 
     A shared factor ``A_t`` ``(d, M)`` tracks the posterior covariance, ``A_t A_t^T ~ Sigma_t``::
@@ -501,6 +510,7 @@ class EnsemblePlusPlus(Agent):
     action_kinds = ("index", "vector")
 
     reg_is_prior = True
+    relaxed_updates = True
 
     reg: float = 0.1
     noise_std: float = 1.0
@@ -539,11 +549,17 @@ class EnsemblePlusPlus(Agent):
         radius = oful_radius(state.ridge, self.reg, self.noise_std, self.delta, self.param_bound)
         return self.explore_scale * radius / self.noise_std
 
-    def act(self, state: EnsembleState, key: jax.Array, context: Context):
-        key_ref, key_fallback = jax.random.split(key)
+    def parameter(self, state: EnsembleState, key: jax.Array, context: Context) -> jax.Array:
+        """``theta = mu + beta_t A zeta`` for a reference draw ``zeta`` (from ``key``'s first
+        half, as ``act`` draws it)."""
+        key_ref, _ = jax.random.split(key)
         zeta = reference_sample(key_ref, self.reference, self.ensemble_size,
                                 sparsity=self.sparsity, dtype=state.factor.dtype)
-        theta = ensemble_sample(state, zeta, self.inflation_scale(state))
+        return ensemble_sample(state, zeta, self.inflation_scale(state))
+
+    def act(self, state: EnsembleState, key: jax.Array, context: Context):
+        _, key_fallback = jax.random.split(key)
+        theta = self.parameter(state, key, context)
         if context.arms is None:  # theta = 0 has no direction: a uniform point (authors' code)
             fallback = uniform_action(key_fallback, context, theta.shape[-1])
             unit = best_action(context, theta)

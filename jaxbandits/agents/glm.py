@@ -504,8 +504,9 @@ class _FauryUCB(GLMAgent):
             remaining=jnp.zeros((spec.num_arms,), jnp.int32),
         )
 
-    def scores(self, state: LogisticUCBState, arms: jax.Array) -> jax.Array:
-        """The optimistic index of each arm, ``(K,)`` for arms ``(K, d)``."""
+    def scores(self, state: LogisticUCBState, key: jax.Array, context: Context) -> jax.Array:
+        """The optimistic index of each arm, ``(K,)`` for ``context.arms`` ``(K, d)``."""
+        arms = context.arms
         mean = link_mean(arms @ state.theta, self.link)
         width = self.explore_scale * self._width(state.info)
         return mean + width * ridge_widths(state.design, arms)
@@ -513,7 +514,7 @@ class _FauryUCB(GLMAgent):
     def act(self, state: LogisticUCBState, key: jax.Array, context: Context):
         in_warmup, warm_arm, remaining = self._warmup_step(
             state.remaining, state.data, key, context.arms)
-        greedy = greedy_index(self.scores(state, context.arms))
+        greedy = greedy_index(self.scores(state, key, context))
         return jnp.where(in_warmup, warm_arm, greedy), state.replace(remaining=remaining)
 
     def update(self, state: LogisticUCBState, key, context, action, feedback):

@@ -12,7 +12,7 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
-from jaxbandits.agents.select import best_action, chosen_features, greedy_index, uniform_action
+from jaxbandits.agents.select import LinearScores, chosen_features, greedy_index, uniform_action
 from jaxbandits.core import Agent, Context, Feedback, Spec
 from jaxbandits.linalg import (
     RidgeState,
@@ -62,6 +62,7 @@ class RidgeAgent(Agent):
     explore_scale: float = 1.0
 
     reg_is_prior = True
+    relaxed_updates = True
 
     def init(self, key: jax.Array, spec: Spec) -> RidgeState:
         return ridge_init(spec.dim, self.reg)
@@ -78,7 +79,7 @@ class RidgeAgent(Agent):
 
 
 @register_agent
-class Greedy(RidgeAgent):
+class Greedy(LinearScores, RidgeAgent):
     """Greedy: play ``argmax_k <x_k, mean_t>`` (on the sphere, ``mean_t / ||mean_t||``)."""
 
     name = "greedy"
@@ -87,8 +88,8 @@ class Greedy(RidgeAgent):
     family = "linear"
     action_kinds = ("index", "vector")
 
-    def act(self, state: RidgeState, key: jax.Array, context: Context):
-        return best_action(context, state.mean), state
+    def parameter(self, state: RidgeState, key: jax.Array, context: Context) -> jax.Array:
+        return state.mean
 
 
 def oful_radius(state: RidgeState, reg, noise_std, delta, param_bound) -> jax.Array:
@@ -148,8 +149,10 @@ class LinUCB(RidgeAgent):
             return ridge
         return LinUCBState(ridge=ridge, sq_widths=jnp.zeros((spec.num_arms,), ridge.mean.dtype))
 
-    def scores(self, state: RidgeState | LinUCBState, arms: jax.Array) -> jax.Array:
-        """The optimistic index of each arm, ``(K,)`` for arms ``(K, d)``."""
+    def scores(self, state: RidgeState | LinUCBState, key: jax.Array,
+               context: Context) -> jax.Array:
+        """The optimistic index of each arm, ``(K,)`` for ``context.arms`` ``(K, d)``."""
+        arms = context.arms
         if isinstance(state, LinUCBState):
             ridge, widths = state.ridge, jnp.sqrt(self._sq_widths(state, arms))
         else:
@@ -158,7 +161,7 @@ class LinUCB(RidgeAgent):
         return arms @ ridge.mean + self.explore_scale * radius * widths
 
     def act(self, state: RidgeState | LinUCBState, key: jax.Array, context: Context):
-        action = greedy_index(self.scores(state, context.arms))
+        action = greedy_index(self.scores(state, key, context))
         if isinstance(state, LinUCBState):  # keep the first round's widths for update
             state = state.replace(sq_widths=self._sq_widths(state, context.arms))
         return action, state
@@ -191,7 +194,7 @@ class LinUCB(RidgeAgent):
 
 
 @register_agent
-class LinTS(RidgeAgent):
+class LinTS(LinearScores, RidgeAgent):
     """Linear Thompson sampling: ``theta ~ N(mean_t, (explore_scale * noise_std)^2 V_t^{-1})``.
 
     Exact Gaussian sampling from the ridge posterior through the maintained square root (no
@@ -206,7 +209,6 @@ class LinTS(RidgeAgent):
     family = "linear"
     action_kinds = ("index", "vector")
 
-    def act(self, state: RidgeState, key: jax.Array, context: Context):
-        theta = ridge_sample(state, key, self.explore_scale * self.noise_std)
-        return best_action(context, theta), state
+    def parameter(self, state: RidgeState, key: jax.Array, context: Context) -> jax.Array:
+        return ridge_sample(state, key, self.explore_scale * self.noise_std)
 

@@ -363,8 +363,10 @@ class NeuralLogAgent(NeuralAgent):
         solved = jax.scipy.linalg.solve_triangular(chol, u.T, lower=True)
         return jnp.sqrt(jnp.sum(solved * solved, axis=0))
 
-    def scores(self, state: NeuralLogState, key: jax.Array, arms: jax.Array) -> jax.Array:
-        """The index of each arm, ``(K,)`` for arms ``(K, d)`` (a draw for the TS agents)."""
+    def scores(self, state: NeuralLogState, key: jax.Array, context: Context) -> jax.Array:
+        """The index of each arm, ``(K,)`` for ``context.arms`` ``(K, d)`` (a draw for the TS
+        agents)."""
+        arms = context.arms
         network = self.network(arms.shape[-1])
         mean, u = self._features(network, state, arms)
         num_obs = state.data.num_obs
@@ -376,7 +378,7 @@ class NeuralLogAgent(NeuralAgent):
         return mean + bonus
 
     def act(self, state: NeuralLogState, key: jax.Array, context: Context):
-        scores = self.scores(state, key, context.arms)
+        scores = self.scores(state, key, context)
         return self._select(scores, state.order, state.data.num_obs), state
 
     def update(

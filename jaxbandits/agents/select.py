@@ -8,9 +8,13 @@ import jax.numpy as jnp
 from jaxbandits.core import Context, distinct_indices
 
 __all__ = [
+    "LinearScores",
+    "SoftmaxPolicy",
+    "action_weights",
     "best_action",
     "chosen_features",
     "greedy_index",
+    "is_relaxed",
     "num_active_members",
     "uniform_action",
 ]
@@ -59,8 +63,75 @@ def uniform_action(key: jax.Array, context: Context, dim: int, *, pair: bool = F
     return jax.random.randint(key, (), 0, context.arms.shape[0], jnp.int32)
 
 
+def is_relaxed(action: jax.Array, context: Context) -> bool:
+    """Whether ``action`` is a relaxed (soft) action: a float ``(K,)`` vector of arm weights that
+    :mod:`jaxbandits.differentiable` plays in place of an index (static: dtype and shape)."""
+    return (context.arms is not None and jnp.ndim(action) == 1
+            and jnp.issubdtype(jnp.result_type(action), jnp.floating))
+
+
 def chosen_features(context: Context, action: jax.Array) -> jax.Array:
-    """The feature vector ``(d,)`` of the played action."""
+    """The feature vector ``(d,)`` of the played action (the weighted mean ``w @ arms`` of a
+    relaxed action ``w``, so agents that read their arm through it learn from soft actions)."""
     if context.arms is None:
         return action
+    if is_relaxed(action, context):
+        return action @ context.arms
     return context.arms[action]
+
+
+def action_weights(action: jax.Array, num_arms: int, dtype=None) -> jax.Array:
+    """``(K,)`` weights of the played arm: the one-hot vector of an index action, or a relaxed
+    action's weights as they are (per-arm statistics then count soft pulls)."""
+    if jnp.ndim(action) == 1 and jnp.issubdtype(jnp.result_type(action), jnp.floating):
+        return action if dtype is None else action.astype(dtype)
+    return jax.nn.one_hot(action, num_arms, dtype=dtype or jnp.float32)
+
+
+class LinearScores:
+    """Mixin of agents that play ``argmax_k <x_k, theta>`` for a parameter of the round.
+
+    A subclass writes ``parameter(state, key, context) -> (d,)`` (the ridge mean, a posterior
+    draw, an ensemble member); the mixin gives ``act`` (:func:`best_action`: the argmax, or
+    ``theta / ||theta||`` on the sphere) and the protocol method of argmax agents that relaxed
+    rollouts read (:mod:`jaxbandits.differentiable`)::
+
+        scores(state, key, context) -> (K,)   # act(state, key, context) plays greedy_index(scores)
+    """
+
+    def parameter(self, state, key: jax.Array, context: Context) -> jax.Array:
+        raise NotImplementedError
+
+    def act(self, state, key: jax.Array, context: Context):
+        return best_action(context, self.parameter(state, key, context)), state
+
+    def scores(self, state, key: jax.Array, context: Context) -> jax.Array:
+        return context.arms @ self.parameter(state, key, context)
+
+
+class SoftmaxPolicy:
+    """Mixin of agents that draw their arm from an explicit distribution, ``softmax(logits)``.
+
+    A subclass writes ``logits(state, key, context) -> (K,)``; the mixin gives ``act`` (a draw
+    from the categorical distribution, by the Gumbel-max trick) and the optional method of the
+    agent protocol that score-function gradients need (:func:`jaxbandits.policy_gradient`)::
+
+        log_prob(state, key, context, action) -> ()   # log P(act(state, key, context) = action)
+
+    ``act`` splits ``key`` into the logits' key and the draw's key; ``log_prob`` reuses the
+    logits' key, so logits that are random themselves (a softmax over a Thompson sample) are
+    conditioned on their own draw, which does not depend on the agent's parameters.
+    """
+
+    def logits(self, state, key: jax.Array, context: Context) -> jax.Array:
+        raise NotImplementedError
+
+    def act(self, state, key: jax.Array, context: Context):
+        key_logits, key_draw = jax.random.split(key)
+        logits = self.logits(state, key_logits, context)
+        return jax.random.categorical(key_draw, logits).astype(jnp.int32), state
+
+    def log_prob(self, state, key: jax.Array, context: Context, action: jax.Array) -> jax.Array:
+        key_logits, _ = jax.random.split(key)
+        log_probs = jax.nn.log_softmax(self.logits(state, key_logits, context))
+        return log_probs[action]

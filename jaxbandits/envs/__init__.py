@@ -1,5 +1,6 @@
 """Environments, one module per family; each registers itself by name."""
 
+from jaxbandits.envs.bernoulli import BernoulliEnv, BernoulliEnvState
 from jaxbandits.envs.datasets import (
     ClassificationEnv,
     ClassificationEnvState,
@@ -73,6 +74,8 @@ from jaxbandits.envs.text import (
 )
 
 __all__ = [
+    "BernoulliEnv",
+    "BernoulliEnvState",
     "ClassificationEnv",
     "ClassificationEnvState",
     "DataNotFoundError",

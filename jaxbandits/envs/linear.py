@@ -156,10 +156,14 @@ class LinearEnv(Env):
             return Context(arms=self._draw_arms(key))
         return Context(arms=env_state.arms)
 
+    def mean_rewards(self, env_state: LinearEnvState, context: Context) -> jax.Array:
+        """``(K,)`` the expected reward ``<x_k, theta*>`` of every arm this round."""
+        return context.arms @ env_state.theta if self.fresh_arms else env_state.means
+
     def feedback(
         self, key: jax.Array, env_state: LinearEnvState, context: Context, action: jax.Array
     ) -> Feedback:
-        means = context.arms @ env_state.theta if self.fresh_arms else env_state.means
+        means = self.mean_rewards(env_state, context)
         mean = means[action]
         noise = self.noise_std * jax.random.normal(key, (), mean.dtype)
         return Feedback(reward=mean + noise, regret=jnp.max(means) - mean)
