@@ -2004,6 +2004,7 @@ def main(argv=None) -> int:
     from jaxbandits.registry import agent_names
 
     jb.use_cpu_cores(args.cpu_devices)
+    jb.use_compilation_cache()  # compile times are reported apart; the cache shortens reruns
 
     have_torch = not args.no_torch and _import_torch() is not None
     if have_torch:

@@ -6,6 +6,7 @@ jitted program of ``lax.scan`` over rounds and ``vmap`` over runs.
 """
 
 from jaxbandits import agents, envs, linalg, nets
+from jaxbandits.cache import use_compilation_cache
 from jaxbandits.checkpoint import CheckpointError
 from jaxbandits.core import Agent, Assumptions, Context, Env, Feedback, Spec
 from jaxbandits.differentiable import (
@@ -76,6 +77,7 @@ __all__ = [
     "relaxed_rollout",
     "simulate",
     "sweep",
+    "use_compilation_cache",
     "use_cpu_cores",
     "well_specified",
 ]

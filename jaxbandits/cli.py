@@ -195,6 +195,10 @@ def _add_experiment_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cpu-devices", type=int, default=None,
                    help="split the CPU into this many devices, the runs sharded over them "
                         "(default: one per core; 1 for XLA's single CPU device)")
+    p.add_argument("--compilation-cache", default=None, metavar="DIR|off",
+                   help="JAX's persistent compilation cache (default: $JAXBANDITS_COMPILATION_"
+                        "CACHE, else ~/.cache/jaxbandits/jax): a second run of the same "
+                        "experiment reads its programs from there")
     p.add_argument("--log-x", action="store_true", help="logarithmic round axis in the plot")
     p.add_argument("--log-y", action="store_true", help="logarithmic value axis in the plot")
     p.add_argument("--progress", choices=("auto", "bar", "lines", "none"), default="auto",
@@ -296,6 +300,7 @@ class _Experiment:
         from jaxbandits.registry import ENVS
 
         jb.use_cpu_cores(args.cpu_devices)
+        self.cache = jb.use_compilation_cache(args.compilation_cache)
         self.args, self.env_name = args, env_name
         self.settings = _raw_settings(args.set)
         self.env = jb.make_env(env_name, **_read_values(ENVS.get(env_name), "env",
@@ -332,7 +337,8 @@ class _Experiment:
     def out(self) -> tuple[Path, bool]:
         a = self.args
         experiment = {k: v for k, v in sorted(vars(a).items()) if k not in (
-            "handler", "argv", "overwrite", "no_progress", "progress", "cpu_devices")}
+            "handler", "argv", "overwrite", "no_progress", "progress", "cpu_devices",
+            "compilation_cache")}
         signature = json.dumps(experiment, default=str)
         return _prepare_out(a.out, self.env_name, a.overwrite, a.checkpoint, signature)
 
@@ -371,6 +377,11 @@ class _Experiment:
                 print(f"  {name}: {_fields_text(values)}")
         for name, values in self.tuned.items():
             print(f"tuned on this experiment: {name}: {_fields_text(values)}")
+
+    def print_compile_time(self, results) -> None:
+        total = sum(r.compile_time for r in results.values())
+        where = f"persistent cache {self.cache}" if self.cache else "no persistent cache"
+        print(f"compile time: {total:.2f} s in all ({where})")
 
     def summary(self, results, out: Path, plot_name: str, extra: str = "") -> None:
         from jaxbandits.results import environment_info
@@ -451,6 +462,7 @@ def _run(args: argparse.Namespace) -> int:
                                                f"{args.runs} runs")
     exp.summary(results, out, plot_name)
     _print_table(results)
+    exp.print_compile_time(results)
     print(f"results written to {out}/ (summary.md, {plot_name}, <agent>.json/.npy)")
     return 0
 
@@ -499,6 +511,7 @@ def _sweep(args: argparse.Namespace) -> int:
     _plot_final(results, grid, out / "final.png", title)
     exp.summary(results, out, plot_name, extra="![final.png](final.png)")
     _print_table(results)
+    exp.print_compile_time(results)
     print(f"results written to {out}/ (summary.md, {plot_name}, final.png, <point>.json/.npy)")
     return 0
 

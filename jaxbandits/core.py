@@ -310,6 +310,12 @@ class Agent(struct.PyTreeNode):
     def init(self, key: jax.Array, spec: Spec) -> PyTree:
         raise NotImplementedError
 
+    def for_gradients(self) -> Agent:
+        """This agent as gradient tools differentiate it (:mod:`jaxbandits.differentiable`):
+        the same policy, with loops of data-dependent trip count replaced by fixed-trip ones,
+        which reverse mode needs (a neural agent's training steps). Default: itself."""
+        return self
+
     def act(self, state: PyTree, key: jax.Array, context: Context) -> tuple[jax.Array, PyTree]:
         raise NotImplementedError
 

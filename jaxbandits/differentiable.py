@@ -332,8 +332,9 @@ def policy_gradient(
         raise ValueError(f"{what}: the 'mean' baseline needs num_runs >= 2")
     names = tuple(learnable_leaves(agent, wrt))
     grads, values, regrets = _score_program(
-        _as_arrays(env), _as_arrays(agent), _params(agent, names), _as_key(key), names=names,
-        horizon=horizon, num_runs=num_runs, baseline=baseline, chunk_size=chunk_size)
+        _as_arrays(env), _as_arrays(agent.for_gradients()), _params(agent, names),
+        _as_key(key), names=names, horizon=horizon, num_runs=num_runs, baseline=baseline,
+        chunk_size=chunk_size)
     return _estimate(agent, names, grads, values, regrets)
 
 
@@ -492,8 +493,8 @@ def relaxed_rollout(
     _check(env, agent, horizon, num_runs, what, "scores", validate=not _traced(agent))
     _check_temperature(temperature, relaxation, what)
     env_keys, agent_keys, keys = _run_streams(_as_key(key), num_runs, 1)
-    run = functools.partial(_relaxed_run, env, agent, horizon=horizon, relaxation=relaxation,
-                            chunk_size=chunk_size)
+    run = functools.partial(_relaxed_run, env, agent.for_gradients(), horizon=horizon,
+                            relaxation=relaxation, chunk_size=chunk_size)
     rewards, regrets = jax.vmap(run, (0, 0, 0, None))(env_keys, agent_keys, keys, temperature)
     return RelaxedRollout(reward=rewards, regret=regrets)
 
@@ -524,7 +525,7 @@ def relaxed_gradient(
     _check_temperature(temperature, relaxation, what)
     names = tuple(learnable_leaves(agent, wrt))
     grads, values, regrets = _relaxed_program(
-        _as_arrays(env), _as_arrays(agent), _params(agent, names), _as_key(key),
+        _as_arrays(env), _as_arrays(agent.for_gradients()), _params(agent, names), _as_key(key),
         jnp.asarray(temperature, float_dtype()), names=names, horizon=horizon,
         num_runs=num_runs, relaxation=relaxation, chunk_size=chunk_size)
     return _estimate(agent, names, grads, values, regrets)

@@ -565,7 +565,8 @@ def _run(envs, agents, labels, key, horizon, num_runs, *, chunk_size, record, nu
         raise ValueError(f"overwrite must be True or False, got {overwrite!r}")
     if max_memory is not None:
         _check_sizes(max_memory=max_memory)
-    paths = _result_paths(save_to, labels, save_folder)
+    # with several processes, process 0 writes the files; the others keep results in memory
+    paths = _result_paths(save_to, labels, save_folder) if jax.process_index() == 0 else None
 
     # Grid points that differ in static fields (sizes, laws) are played by programs of their
     # own, one group per distinct structure; each point's runs are the same bits either way.
@@ -605,7 +606,7 @@ def _run_group(envs, agents, labels, key, horizon, num_runs, steps, chunk_size, 
 
     # Files are checked (writable, not another experiment's, not locked) before any compute.
     ckpt = None
-    if checkpoint_dir is not None:
+    if checkpoint_dir is not None and jax.process_index() == 0:  # one process writes it
         from jaxbandits.checkpoint import Checkpoint
 
         fingerprint = _fingerprint(envs, agents, key, horizon, num_runs, block_runs, steps,
@@ -639,18 +640,18 @@ def _play(envs, agents, labels, key, horizon, steps, plan, devices, chunk_size, 
         points = tuple(g for g, _, _ in wave)
         if points not in params_cache:
             pick = lambda x: x[np.asarray(points)]  # noqa: E731
-            params_cache[points] = jax.device_put(
+            params_cache[points] = _put(
                 (jax.tree.map(pick, env_grid), jax.tree.map(pick, agent_grid)), blocks)
         return params_cache[points]
 
     def run_ids(wave):
         ids = np.concatenate([start + np.arange(B, dtype=np.int64) for _, start, _ in wave])
-        return jax.device_put(ids.astype(np.uint32), blocks)
+        return _put(ids.astype(np.uint32), blocks)
 
-    key = jax.device_put(key, replicated)
-    steps_arr = jax.device_put(jnp.asarray(steps), replicated)
-    horizon_arr = jax.device_put(jnp.asarray(horizon, jnp.int32), replicated)
-    zero = jax.device_put(jnp.zeros((), jnp.int32), replicated)
+    key = _put(key, replicated)
+    steps_arr = _put(np.asarray(steps), replicated)
+    horizon_arr = _put(np.asarray(horizon, np.int32), replicated)
+    zero = _put(np.zeros((), np.int32), replicated)
     first = plan.wave(0)
     env_w, agent_w = params(first)
     label = labels[0] if len(labels) == 1 else f"sweep of {len(labels)}"
@@ -665,6 +666,8 @@ def _play(envs, agents, labels, key, horizon, steps, plan, devices, chunk_size, 
         bar.compiled(compile_time)
 
         wave_index, done, wall, carry = 0, 0, 0.0, None
+        if jax.process_count() > 1:  # process 0 read the checkpoint; every process resumes
+            restored = _share_restored(restored, like)
         if restored is not None:
             meta, arrays = restored
             try:
@@ -686,14 +689,15 @@ def _play(envs, agents, labels, key, horizon, steps, plan, devices, chunk_size, 
                      envs[0].spec().metrics)
 
         t0, played = time.perf_counter(), wave_index < plan.num_waves
+        checkpointed = _any_process(ckpt is not None)
 
         def elapsed() -> float:
             return wall + time.perf_counter() - t0 if played else wall
 
         def finish(index, wave, carry) -> None:
             """Checks a wave's last chunk and writes its records (and commits them)."""
-            _raise_if_bad(np.asarray(carry.bad_step), wave, B, labels, envs[0].spec())
-            records = np.asarray(carry.records)
+            _raise_if_bad(_host(carry.bad_step), wave, B, labels, envs[0].spec())
+            records = _host(carry.records)
             for i, (g, start, real) in enumerate(wave):
                 if real:
                     sink.write(g, start, records[i * B: i * B + real, :S])
@@ -722,16 +726,20 @@ def _play(envs, agents, labels, key, horizon, steps, plan, devices, chunk_size, 
                     pending = None
                 if done >= horizon:
                     break
-                _raise_if_bad(np.asarray(carry.bad_step), wave, B, labels, envs[0].spec())
-                if ckpt is not None:
-                    ckpt.commit({"wave": wave_index, "done": done, "wall": elapsed()},
-                                _carry_arrays(carry))
+                _raise_if_bad(_host(carry.bad_step), wave, B, labels, envs[0].spec())
+                if checkpointed:
+                    arrays = _carry_arrays(carry)  # gathered by every process
+                    if ckpt is not None:
+                        ckpt.commit({"wave": wave_index, "done": done, "wall": elapsed()},
+                                    arrays)
                 bar.advance(plan.runs_before(wave_index) * horizon
                             + done * _real(plan, wave_index), elapsed())
             pending = (wave_index, wave, carry)
             wave_index, done, carry = wave_index + 1, 0, None
         if pending is not None:
             finish(*pending)
+        if checkpointed and jax.process_count() > 1:  # waves a resumed run did not replay
+            sink.share_from_process_zero()
         wall = elapsed()
 
     extras = {"horizon": horizon, "num_runs": N, "devices": len(devices),
@@ -796,6 +804,16 @@ class _Sink:
         if self.rows is not None:
             self.rows.flush()
 
+    def share_from_process_zero(self) -> None:
+        """Process 0's records (its checkpoint's records file holds the waves finished before a
+        resume), in every process (a collective)."""
+        from jax.experimental import multihost_utils
+
+        rows = _read_rows(self.rows) if self.rows is not None else self.memory
+        shared = np.asarray(multihost_utils.broadcast_one_to_all(np.asarray(rows)))
+        if self.memory is not None:
+            self.memory = shared
+
     def result(self, g: int, **fields) -> Result:
         n = self.plan.num_runs
         if self.writers is None and self.paths is None:
@@ -839,7 +857,74 @@ def _result_paths(save_to, labels: list[str], folder: bool) -> list[Path] | None
 
 
 def _carry_arrays(carry: Carry) -> dict[str, np.ndarray]:
-    return {f"leaf_{i}": np.asarray(_key_data(x)) for i, x in enumerate(jax.tree.leaves(carry))}
+    return {f"leaf_{i}": _host(_key_data(x)) for i, x in enumerate(jax.tree.leaves(carry))}
+
+
+# ------------------------------------------------------------------------------------------------
+# Several processes (jax.distributed): the run axis spans every process's devices; host data is
+# the same in every process, results are gathered, files are written by process 0.
+
+
+def _put(tree: PyTree, sharding) -> PyTree:
+    """``jax.device_put`` onto ``sharding``, also when it spans other processes' devices (the
+    host values are the same in every process: they are put from NumPy)."""
+    if jax.process_count() == 1:
+        return jax.device_put(tree, sharding)
+
+    def put(x):
+        if _is_key(x):
+            data = put(np.asarray(jax.random.key_data(x)))
+            return jax.random.wrap_key_data(data, impl=jax.random.key_impl(x))
+        return jax.device_put(np.asarray(x), sharding)
+
+    return jax.tree.map(put, tree)
+
+
+def _host(x: jax.Array) -> np.ndarray:
+    """The whole of ``x`` on the host, gathered from every process when it is spread over them
+    (a collective: every process calls it)."""
+    if getattr(x, "is_fully_addressable", True):
+        return np.asarray(x)
+    from jax.experimental import multihost_utils
+
+    return np.asarray(multihost_utils.process_allgather(x, tiled=True))
+
+
+def _any_process(flag: bool) -> bool:
+    """``flag`` of process 0 (which alone opens checkpoints and result files), in every
+    process."""
+    if jax.process_count() == 1:
+        return flag
+    from jax.experimental import multihost_utils
+
+    return bool(multihost_utils.broadcast_one_to_all(np.asarray(flag)))
+
+
+def _share_restored(restored, like: Carry):
+    """Process 0's loaded checkpoint ``(meta, arrays)`` (or None), in every process."""
+    from jax.experimental import multihost_utils
+
+    templates = jax.tree.leaves(like)
+    zeros = {f"leaf_{i}": np.zeros(t.shape + ((2,) if _is_key(t) else ()),
+                                   np.uint32 if _is_key(t) else t.dtype)
+             for i, t in enumerate(templates)}
+    have = restored is not None
+    meta = restored[0] if have else {}
+    try:
+        position = [int(meta.get("wave", 0)), int(meta.get("done", 0))]
+        wall = float(meta.get("wall", 0.0))
+    except (TypeError, ValueError):  # unreadable: process 0 raises it below, as one process would
+        position, wall = [-1, -1], 0.0
+    arrays = restored[1] if have and restored[1] else zeros
+    if set(arrays) != set(zeros) or any(np.shape(arrays[k]) != zeros[k].shape for k in zeros):
+        arrays = zeros  # a malformed checkpoint: process 0 refuses it when it restores
+    shared = multihost_utils.broadcast_one_to_all(
+        (np.asarray(have), np.asarray(position, np.int64), np.asarray(wall), arrays))
+    if jax.process_index() == 0 or not bool(shared[0]):
+        return restored
+    wave, done = (int(v) for v in shared[1])
+    return {"wave": wave, "done": done, "wall": float(shared[2])}, (
+        {k: np.asarray(v) for k, v in shared[3].items()} if done else {})
 
 
 def _restore_carry(like: Carry, arrays: dict[str, np.ndarray], sharding, impl) -> Carry:
@@ -861,7 +946,7 @@ def _restore_carry(like: Carry, arrays: dict[str, np.ndarray], sharding, impl) -
         if not ok:
             raise CheckpointError(f"checkpoint array leaf_{i} has the wrong shape or dtype")
         leaves.append(a)
-    return jax.device_put(jax.tree.unflatten(jax.tree.structure(like), leaves), sharding)
+    return _put(jax.tree.unflatten(jax.tree.structure(like), leaves), sharding)
 
 
 def _check_memory(env, agent, key, num_slots: int, plan: _Plan, devices, max_memory,
@@ -920,14 +1005,15 @@ def _host_available() -> int:
 
 def _device_budget(devices) -> int:
     stats = None
+    local = [d for d in devices if d.process_index == jax.process_index()] or list(devices)
+    devices = local
     try:
         stats = devices[0].memory_stats()
     except Exception:  # noqa: BLE001 - not every backend reports memory
         stats = None
     if stats and stats.get("bytes_limit"):
         return int(stats["bytes_limit"]) - int(stats.get("bytes_in_use", 0))
-    cpu = sum(d.platform == "cpu" for d in jax.devices("cpu")) if devices[0].platform == "cpu" \
-        else 1
+    cpu = len(jax.local_devices(backend="cpu")) if devices[0].platform == "cpu" else 1
     return _host_available() // max(1, cpu)
 
 

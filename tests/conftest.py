@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import os
+
 import jax
 import pytest
+
+# The CLI, benchmarks and reproductions turn JAX's persistent compilation cache on by default;
+# tests that call them in-process keep it off (tests/test_cache.py checks it in subprocesses).
+os.environ["JAXBANDITS_COMPILATION_CACHE"] = "off"
 
 # Start JAX's backend now, with the devices the environment asks for (XLA's single CPU device by
 # default), so that a script run in-process (the CLI, the benchmarks and reproductions call

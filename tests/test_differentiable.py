@@ -220,3 +220,30 @@ def test_bad_relaxed_inputs_are_named():
         jb.policy_gradient(linear, jb.make_agent("softmax"), 0, 5, 1, baseline="mean")
     with pytest.raises(ValueError, match="positive integer"):
         jb.meta_learn(linear, jb.make_agent("lin-ucb"), 0, horizon=5, steps=0)
+
+
+def test_relaxed_gradient_reaches_a_neural_agents_learning_rate(x64):
+    """Through the Adam steps of every round (the fixed-trip training loop of for_gradients)."""
+    env = jb.make_env("linear", **TINY_LINEAR)
+    agent = jb.make_agent("neural-greedy", update_start=2, batch_size=4, buffer_size=8,
+                          num_grad_steps=2, learning_rate=1e-2)
+
+    @jax.jit
+    def objective(lr):
+        out = jb.relaxed_rollout(env, agent.replace(learning_rate=lr), 1, 8, 2, temperature=0.3)
+        return jnp.mean(out.reward)
+
+    grad = jax.jit(jax.grad(objective))(1e-2)
+    fd = (objective(1e-2 + 1e-6) - objective(1e-2 - 1e-6)) / 2e-6
+    assert abs(float(grad)) > 1.0
+    np.testing.assert_allclose(grad, fd, rtol=1e-5)
+
+
+def test_fixed_trip_training_plays_the_same_runs(x64):
+    env = jb.make_env("linear", **TINY_LINEAR)
+    agent = jb.make_agent("neural-greedy", update_start=2, batch_size=4, buffer_size=8,
+                          num_grad_steps=2, update_every=3)
+    assert agent.for_gradients().fixed_trip_training and not agent.fixed_trip_training
+    runs = [jb.simulate(env, a, 2, 12, 2, record="all", progress=False).cumulative_regret
+            for a in (agent, agent.for_gradients())]
+    np.testing.assert_allclose(runs[0], runs[1], rtol=1e-12, atol=1e-12)

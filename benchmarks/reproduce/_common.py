@@ -109,6 +109,7 @@ def parse_args(name: str, description: str, argv: Sequence[str] | None = None,
                         help="CPU devices to shard the runs over (default: one per core)")
     args = parser.parse_args(argv)
     jb.use_cpu_cores(args.cpu_devices)
+    jb.use_compilation_cache()  # $JAXBANDITS_COMPILATION_CACHE, else ~/.cache/jaxbandits/jax
     args.name = name
     args.argv = list(sys.argv[1:] if argv is None else argv)
     return args

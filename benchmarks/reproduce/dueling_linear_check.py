@@ -75,6 +75,7 @@ def main(argv=None) -> dict[str, dict[str, tuple[float, float]]]:
     parser.add_argument("--cpu-devices", type=int, default=None)
     args = parser.parse_args(argv)
     jb.use_cpu_cores(args.cpu_devices)
+    jb.use_compilation_cache()
     labels = [label.strip() for label in args.agents.split(",") if label.strip()]
     out: dict[str, dict[str, tuple[float, float]]] = {}
     for task, (env_name, overrides) in TASKS.items():

@@ -64,7 +64,7 @@ import optax
 from flax import nnx, struct
 
 from jaxbandits import core
-from jaxbandits.agents.select import greedy_index
+from jaxbandits.agents.select import chosen_features, greedy_index
 from jaxbandits.core import (
     Agent,
     Assumptions,
@@ -250,6 +250,16 @@ class NeuralIndexAgent(Agent):
     zero_init: bool = struct.field(pytree_node=False, default=False)
     backbone: Callable | None = struct.field(pytree_node=False, default=None)
     preset: str | None = struct.field(pytree_node=False, default=None)
+    fixed_trip_training: bool = struct.field(pytree_node=False, default=False)
+
+    @property
+    def relaxed_updates(self) -> bool:  # type: ignore[override]
+        """Feature inputs learn from a relaxed action (its mean feature vector)."""
+        return self.resolved().inputs == "arms"
+
+    def for_gradients(self) -> NeuralIndexAgent:
+        """This agent with a fixed-trip training loop (reverse-differentiable; same values)."""
+        return self.replace(fixed_trip_training=True)
 
     def resolved(self) -> NeuralIndexAgent:
         """This agent with every field left at None set from its preset (or the defaults; the
@@ -367,7 +377,7 @@ class NeuralIndexAgent(Agent):
         key_z, key_train = jax.random.split(key)
         tokens = agent.inputs == "tokens"
         inputs = self.inputs_of(context)
-        x = inputs[0] if tokens else inputs[action]
+        x = inputs[0] if tokens else chosen_features(context, action)
         dtype = state.buffer.rows["z"].dtype
         z = perturbation_sample(key_z, self.perturbation, agent.ensemble_size, dtype=dtype)
         row = {"x": x, "y": feedback.reward, "z": z, "a": action if tokens else jnp.int32(0)}
@@ -387,7 +397,8 @@ class NeuralIndexAgent(Agent):
         params, opt_state = minibatch_adam(
             loss, state.params, state.opt_state, buffer, key_train,
             num_steps=jnp.where(train, agent.num_grad_steps, 0), batch_size=agent.batch_size,
-            learning_rate=agent.learning_rate, reg=agent.reg)
+            learning_rate=agent.learning_rate, reg=agent.reg,
+            max_steps=agent.num_grad_steps if self.fixed_trip_training else None)
         return state.replace(params=params, opt_state=opt_state, buffer=buffer)
 
     def update_indices(self, key: jax.Array, batch_size: int, dtype) -> jax.Array:

@@ -274,6 +274,7 @@ def minibatch_adam(
     batch_size: int,
     learning_rate: jax.Array | float,
     reg: jax.Array | float,
+    max_steps: int | None = None,
 ) -> tuple[Any, optax.OptState]:
     """``num_steps`` Adam steps, each on a fresh minibatch of the buffer, with coupled L2.
 
@@ -282,7 +283,10 @@ def minibatch_adam(
     (PyTorch's ``Adam(weight_decay=reg / |D|)``, with ``|D|`` the number of filled rows, as the
     authors reset it before every step; seed-001 section 2.8), and the Adam state carries over
     from the previous call. ``num_steps`` may be traced (0 in a round without training: no step
-    is run, also under ``vmap``).
+    is run, also under ``vmap``). With ``max_steps`` (static) the loop always runs ``max_steps``
+    iterations and keeps the state unchanged from step ``num_steps`` on: a fixed trip count,
+    which reverse-mode differentiation needs (gradients through training, e.g. with respect to
+    ``learning_rate``); the same result, at the cost of the skipped steps.
     """
     optimizer = optax.adam(learning_rate)
     decay = reg / jnp.maximum(buffer.size, 1).astype(jnp.result_type(float))
@@ -295,4 +299,11 @@ def minibatch_adam(
         updates, opt = optimizer.update(grads, opt, p)
         return optax.apply_updates(p, updates), opt
 
-    return jax.lax.fori_loop(0, num_steps, step, (params, opt_state))
+    if max_steps is None:
+        return jax.lax.fori_loop(0, num_steps, step, (params, opt_state))
+
+    def masked(i, carry):
+        new = step(i, carry)
+        return jax.tree.map(lambda n, o: jnp.where(i < num_steps, n, o), new, carry)
+
+    return jax.lax.fori_loop(0, max_steps, masked, (params, opt_state))
