@@ -13,9 +13,9 @@ jax.distributed.initialize(coordinator_address=f"localhost:{port}", num_processe
                            process_id=int(process_id))
 
 import numpy as np  # noqa: E402
+from child_config import experiment  # noqa: E402
 
 import jaxbandits as jb  # noqa: E402
-from child_config import experiment  # noqa: E402
 
 stop = os.environ.get("JB_STOP_AFTER_COMMITS")
 if stop and process_id == "0":  # a crash of process 0 in the middle of a wave
