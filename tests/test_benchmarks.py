@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "throughput.py"
@@ -33,6 +34,8 @@ QUICK_ROWS = {
     "ensemble-pp[M=32]": "linear",
     "glm-es[warmup=50]": "logistic",
 }
+# The rows with a batched NumPy reference (and a FLOP count for the roofline line).
+BATCHED_ROWS = ("lin-ts", "lin-ucb", "lin-es", "ensemble-pp[M=8]", "ensemble-pp[M=32]")
 
 
 def test_agent_specs_parse_to_labels_and_overrides():
@@ -44,6 +47,44 @@ def test_agent_specs_parse_to_labels_and_overrides():
         throughput.parse_entry("no-such-agent")
     with pytest.raises(ValueError, match="field=value"):
         throughput.parse_entry("lin-es:ensemble_size")
+
+
+@pytest.mark.parametrize("kind", ["gaussian", "sphere", "cube", "coordinate", "sparse"])
+def test_batched_reference_laws_are_isotropic_draws_per_row(kind):
+    """``_numpy_reference_law`` with a leading batch: one independent draw of ``R^M`` per index,
+    of mean square 1 per coordinate (exactly 1 for the sphere, cube, coordinate and sparse)."""
+    rng = np.random.default_rng(0)
+    zeta = throughput._numpy_reference_law(rng, kind, 8, 2, (400, 3), np.float32)
+    assert zeta.shape == (400, 3, 8) and zeta.dtype == np.float32
+    sq = np.sum(zeta.astype(np.float64) ** 2, axis=-1)
+    if kind == "gaussian":
+        assert abs(sq.mean() - 8.0) < 0.3
+    else:
+        np.testing.assert_allclose(sq, 8.0, rtol=1e-5)
+    if kind in ("coordinate", "sparse"):
+        assert set(np.count_nonzero(zeta, axis=-1).ravel()) == {1 if kind == "coordinate" else 2}
+    # the rows are separate draws (coordinate: 16 possible values)
+    assert len({tuple(row) for row in zeta.reshape(-1, 8)}) >= 12
+    single = throughput._numpy_reference_law(rng, kind, 8, 2)
+    assert single.shape == (8,) and single.dtype == np.float64
+
+
+def test_summary_and_roofline_lines():
+    """The targets' verdicts print at 1,000 runs (>= 100x the loop and >= 10x batched NumPy for
+    the agents with a batched reference, >= 30x the loop otherwise), never below; the roofline
+    line is ``rate * FLOP / 1e9`` against the peak."""
+    row = {"rate": 2e6, "ratio": 120.0, "batched_ratio": 4.0}
+    assert throughput.summary_line("lin-ts", row, 1000) == (
+        "ratio lin-ts at 1000 runs: 120.0x (target >= 100x: met) vs the NumPy loop, "
+        "4.0x (target >= 10x: NOT met) vs batched NumPy")
+    assert throughput.summary_line("lin-ts", row, 100) == (
+        "ratio lin-ts at 100 runs: 120.0x vs the NumPy loop, 4.0x vs batched NumPy")
+    assert throughput.summary_line("glm-es", {**row, "batched_ratio": None}, 1000) == (
+        "ratio glm-es at 1000 runs: 120.0x (target >= 30x: met)")
+    flops = throughput.FLOPS_PER_STEP["lin-ts"](None, 20, 50)
+    assert flops == 8 * 20**2 + 2 * 50 * 20 + 9 * 20
+    line = throughput.roofline_line("lin-ts", row, 1000, flops, 142.0)
+    assert line.endswith(" = 10.76 GFLOP/s achieved = 7.58% of the 142 GFLOP/s f32 peak"), line
 
 
 def test_neural_agents_are_routed_to_the_pytorch_comparison():
@@ -71,15 +112,35 @@ def test_throughput_quick_runs_and_prints_ratios():
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     out = proc.stdout
+    assert re.search(r"^agent\s+env\s+runs\s.*\s+NumPy loop seed-steps/s\s+ratio\s+"
+                     r"batched NumPy seed-steps/s\s+ratio batched\s*$", out, re.M), out
     for label, env in QUICK_ROWS.items():
         name = re.escape(label)
-        # A table row per (agent, run count: 10 in quick mode) on its environment, with the
-        # ratio last ...
-        assert re.search(rf"^{name}\s+{env}\s+10\s+\d+\s.*\d(\.\d)?x\s*$", out, re.M), out
+        # A table row per (agent, run count: 10 in quick mode) on its environment, ending with
+        # the ratio to the NumPy loop, the batched NumPy rate and the ratio to it ('-' without a
+        # batched reference) ...
+        batched = r"[\d,.]+\s+\d+\.\dx" if label in BATCHED_ROWS else r"-\s+-"
+        assert re.search(rf"^{name}\s+{env}\s+10\s+\d+\s.*\s\d+\.\dx\s+{batched}\s*$", out,
+                         re.M), out
         # ... a summary ratio line, and a regret check that the NumPy reference passed.
         assert re.search(rf"^ratio {name} at \d+ runs: \d+(\.\d+)?x", out, re.M), out
         assert re.search(rf"^\[check\] {name} on {env}: .* -> consistent;", out, re.M), out
+        if label in BATCHED_ROWS:
+            # the batched reference: its regret check passed, its rate at 10 runs, both
+            # ratios in the summary, and the engine's fraction of the f32 roofline
+            assert re.search(rf"^\[batched\] {name} on {env}: final regret at T=200: batched "
+                             r"NumPy [\d.]+ \+- [\d.]+ \(10 runs, float32\), JAX .* -> "
+                             r"consistent;", out, re.M), out
+            assert re.search(rf"^\[batched\] {name} runs=10: [\d,.]+ seed-steps/s", out,
+                             re.M), out
+            assert re.search(rf"^ratio {name} at 10 runs: \d+\.\dx vs the NumPy loop, "
+                             r"\d+\.\dx vs batched NumPy$", out, re.M), out
+            assert re.search(rf"^roofline {name} at 10 runs: ~[\d,]+ FLOP per seed-step x "
+                             r"[\d,.]+ seed-steps/s = [\d.]+ GFLOP/s achieved = [\d.]+% of the "
+                             r"142 GFLOP/s f32 peak$", out, re.M), out
     assert out.count("[check]") == len(QUICK_ROWS), out
+    assert "MISMATCH" not in out, out
+    assert len(re.findall(r"^roofline ", out, re.M)) == len(BATCHED_ROWS), out
     # The flat-in-t section: JAX rates over growing horizons, NumPy's time per step by rounds.
     assert re.search(r"^flat in t: glm-es\[warmup=50\]", out, re.M), out
     # (rates below 100 print with a decimal)
