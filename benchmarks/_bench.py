@@ -49,13 +49,31 @@ def parse_agent_spec(spec: str) -> tuple[str, tuple[tuple[str, Any], ...]]:
     return name, tuple(overrides)
 
 
+BLOCK_RUNS_HELP = ("simulate's runs per block: a number, 'all' (one block of all the runs of "
+                   "a row: one wave, what a GPU wants) or the engine's default (8 neural, 128 "
+                   "otherwise; one wave per 128 runs per device)")
+
+
+def block_runs_option(value: str) -> int | str | None:
+    """``--block-runs``: ``None`` (the engine's default), ``"all"`` or a positive number."""
+    if value in ("", "default"):
+        return None
+    if value == "all":
+        return value
+    if not value.isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive number or 'all', got {value!r}")
+    return int(value)
+
+
 def time_jax(env, agent, horizon: int, runs: int, *, repeats: int, min_time: float,
-             chunk_size: int | None, seed: int, max_time: float = math.inf) -> dict:
+             chunk_size: int | None, seed: int, max_time: float = math.inf,
+             block_runs: int | str | None = None) -> dict:
     """Best-of-``repeats`` seed-steps/s of ``jb.simulate`` (compile excluded).
 
     A trial repeats the same call until its summed wall time reaches ``min_time``; no trial
     starts once ``max_time`` seconds have been spent (a long trial is its own average).
-    Returns ``{"rate", "wall", "compile", "calls"}``.
+    ``block_runs`` is simulate's (``"all"``: ``runs``). Returns ``{"rate", "wall", "compile",
+    "calls"}``.
     """
     import jaxbandits as jb
 
@@ -67,7 +85,8 @@ def time_jax(env, agent, horizon: int, runs: int, *, repeats: int, min_time: flo
         wall, seed_steps = 0.0, 0
         while True:
             result = jb.simulate(env, agent, seed, horizon, runs, progress=False,
-                                 chunk_size=chunk_size)
+                                 chunk_size=chunk_size,
+                                 block_runs=runs if block_runs == "all" else block_runs)
             calls += 1
             if compile_time is None:
                 compile_time = result.compile_time

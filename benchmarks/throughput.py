@@ -55,6 +55,7 @@ Run it from the repository root::
     python benchmarks/throughput.py                      # the full benchmark (long on a laptop)
     python benchmarks/throughput.py --quick              # a smoke test (about a minute)
     python benchmarks/throughput.py --agents lin-ts,ensemble-pp:ensemble_size=16 --markdown
+    python benchmarks/throughput.py --no-reference --runs 1000,1000000 --block-runs all  # a GPU
 
 An agent is given as ``name[:field=value[:field=value...]]``, the fields being overrides of
 ``jb.make_agent``: ``ensemble-pp:ensemble_size=8:reference=sphere`` is the row
@@ -112,7 +113,9 @@ if str(Path(__file__).resolve().parent) not in sys.path:
 
 import throughput_neural  # noqa: E402  (neural agents: the PyTorch comparison)
 from _bench import (  # noqa: E402
+    BLOCK_RUNS_HELP,
     CPU_DEVICES_HELP,
+    block_runs_option,
     fmt_rate,
     int_list,
     parse_agent_spec,
@@ -1050,6 +1053,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--cpu-devices", type=int, default=None, help=CPU_DEVICES_HELP)
     p.add_argument("--quick", action="store_true", help="tiny sizes: a smoke test (~1 min)")
     p.add_argument("--markdown", action="store_true", help="print the tables as markdown")
+    p.add_argument("--block-runs", type=block_runs_option, default=None, help=BLOCK_RUNS_HELP)
+    p.add_argument("--no-reference", action="store_true",
+                   help="JAX numbers only: no NumPy loop, no batched NumPy, no regret checks, no "
+                        "flat-in-t section; a run count that does not fit the device is printed "
+                        "as such and the benchmark goes on (for GPU sweeps to 10^6 runs)")
     args = p.parse_args(argv)
     quick = args.quick
     defaults = {
@@ -1078,7 +1086,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     args.neural_runs = args.runs if runs_given else None
     try:
         args.agents = [parse_entry(a) for a in specs if a not in args.neural]
-        linear = bool(args.agents) or flat_given
+        linear = (bool(args.agents) or flat_given) and not args.no_reference
         args.flat = None if args.flat.lower() == "none" or not linear else parse_entry(args.flat)
     except ValueError as err:
         p.error(str(err))
@@ -1139,6 +1147,59 @@ def print_flat(entry: BenchEntry, rows: list[dict], runs: int, numpy_runs: Seque
               f"seed(s)) by rounds: {' | '.join(parts)}")
 
 
+def jax_only(args) -> int:
+    """``--no-reference``: the engine's seed-steps/s and compile time per (agent, run count),
+    the best run count per agent, and the roofline at ``--peak-gflops``. A run count whose
+    state does not fit the device (the engine's memory check, or the device's allocator) is
+    printed as ``does not fit`` and the run counts after it are skipped."""
+
+    if args.neural:
+        print(f"(neural agents {', '.join(args.neural)}: run benchmarks/throughput_neural.py "
+              "--no-torch for them)")
+    t0 = time.perf_counter()
+    rows = []
+    for entry in args.agents:
+        env, agent = entry.make(args.dim, args.num_arms)
+        for runs in args.runs:
+            try:
+                m = time_jax(env, agent, args.horizon, runs, repeats=args.repeats,
+                             min_time=args.min_time, max_time=args.max_time,
+                             chunk_size=args.chunk_size, seed=args.seed,
+                             block_runs=args.block_runs)
+            except Exception as err:  # noqa: BLE001 - out of memory, whatever the backend says
+                message = str(err).splitlines()[0][:160]
+                print(f"[jax]   {entry.label} runs={runs}: does not fit ({type(err).__name__}: "
+                      f"{message}); the run counts after it skipped")
+                sys.stdout.flush()
+                break
+            rows.append({"agent": entry.label, "env": env.name, "runs": runs,
+                         "horizon": args.horizon, **m, "np_rate": None, "ratio": None,
+                         "batched_rate": None, "batched_ratio": None})
+            print(f"[jax]   {entry.label} runs={runs}: {fmt_rate(m['rate'])} seed-steps/s, "
+                  f"compile {m['compile']:.2f} s, {m['calls']} call(s)")
+            sys.stdout.flush()
+    print()
+    header = ["agent", "env", "runs", "horizon", "compile s", "wall s", "JAX seed-steps/s"]
+    print_table(header, [[r["agent"], r["env"], str(r["runs"]), str(r["horizon"]),
+                          f"{r['compile']:.2f}", f"{r['wall']:.2f}", fmt_rate(r["rate"])]
+                         for r in rows], args.markdown)
+    print()
+    for entry in args.agents:
+        mine = [r for r in rows if r["agent"] == entry.label]
+        if not mine:
+            continue
+        best = max(mine, key=lambda r: r["rate"])
+        print(f"best {entry.label}: {fmt_rate(best['rate'])} seed-steps/s at {best['runs']:,} "
+              f"runs (compile {best['compile']:.2f} s)")
+        flops = FLOPS_PER_STEP.get(entry.name)
+        if flops is not None:
+            env, agent = entry.make(args.dim, args.num_arms)
+            print(roofline_line(entry.label, best, best["runs"],
+                                flops(agent, env.dim, env.num_arms), args.peak_gflops))
+    print(f"total benchmark time {time.perf_counter() - t0:.1f} s")
+    return 0
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     t0 = time.perf_counter()
@@ -1154,6 +1215,11 @@ def main(argv=None) -> int:
           f"[{jax.devices()[0].device_kind}] | numpy {np.__version__} | python "
           f"{platform.python_version()} | {os.cpu_count()} CPU(s), load average "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    if args.no_reference:
+        print(f"envs d={args.dim}, K={args.num_arms}, defaults otherwise; JAX horizon "
+              f"{args.horizon}, best of {args.repeats} trial(s) of >= {args.min_time:g} s; "
+              "JAX only (--no-reference)")
+        return jax_only(args)
     grows = "" if args.horizon == args.numpy_horizon else (
         f" ({args.numpy_horizon} for agents whose NumPy cost grows with t)")
     print(f"envs d={args.dim}, K={args.num_arms}, defaults otherwise; JAX horizon "
@@ -1216,7 +1282,8 @@ def main(argv=None) -> int:
                       f"(best trial: {b['steps']} rounds in {b['seconds']:.2f} s)")
             m = time_jax(env, agent, horizon, runs, repeats=args.repeats,
                          min_time=args.min_time, max_time=args.max_time,
-                         chunk_size=args.chunk_size, seed=args.seed)
+                         chunk_size=args.chunk_size, seed=args.seed,
+                         block_runs=args.block_runs)
             chunk = min(horizon, 1000) if args.chunk_size is None else args.chunk_size
             m["compile"] += check["compiled"].get((runs, chunk), 0.0)  # compiled by the check
             rows.append({"agent": entry.label, "env": env.name, "runs": runs,

@@ -108,7 +108,9 @@ if str(Path(__file__).resolve().parent) not in sys.path:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _bench import (  # noqa: E402
+    BLOCK_RUNS_HELP,
     CPU_DEVICES_HELP,
+    block_runs_option,
     fmt_rate,
     int_list,
     parse_agent_spec,
@@ -1921,6 +1923,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--num-arms", type=int, default=50, help="K of the quadratic environment")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-torch", action="store_true", help="JAX numbers only")
+    p.add_argument("--block-runs", type=block_runs_option, default=None, help=BLOCK_RUNS_HELP)
     p.add_argument("--cpu-devices", type=int, default=None, help=CPU_DEVICES_HELP)
     p.add_argument("--quick", action="store_true", help="tiny sizes: a smoke test")
     p.add_argument("--markdown", action="store_true", help="print the tables as markdown")
@@ -2175,14 +2178,15 @@ def main(argv=None) -> int:
                 if check_result.wall_time < max_time:  # room for the other trials
                     more = time_jax(env, steady, horizon, runs, repeats=args.repeats - 1,
                                     min_time=args.min_time, chunk_size=args.chunk_size,
-                                    seed=args.seed, max_time=max_time)
+                                    seed=args.seed, max_time=max_time,
+                                    block_runs=args.block_runs)
                     if more["rate"] > m["rate"]:
                         m = {**more, "compile": m["compile"]}
                     m["calls"] = 1 + more["calls"]
             else:
                 m = time_jax(env, steady, horizon, runs, repeats=args.repeats,
                              min_time=args.min_time, chunk_size=args.chunk_size,
-                             seed=args.seed, max_time=max_time)
+                             seed=args.seed, max_time=max_time, block_runs=args.block_runs)
             ratio = m["rate"] / torch_rate if torch_rate else None
             timing_rows.append({"agent": label, "runs": runs, "horizon": horizon, **m,
                                 "torch": torch_rate, "torch_mode": torch_mode, "ratio": ratio})

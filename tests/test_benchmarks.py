@@ -148,3 +148,23 @@ def test_throughput_quick_runs_and_prints_ratios():
     assert re.search(r"^glm-es\[warmup=50\]\s+400\s+.*\s201-400\s+[\d,.]+\s*$", out, re.M), out
     assert re.search(r"^NumPy reference of glm-es\[warmup=50\], ms per step .*"
                      r"1-50 \(warm-up\): [\d.]+ \|.*-200: [\d.]+$", out, re.M), out
+
+
+def test_no_reference_mode_prints_the_engine_alone_and_skips_what_does_not_fit(capsys):
+    # The GPU mode (benchmarks/gpu.sh): one block of all the runs, no NumPy yardstick, and a run
+    # count whose block cannot be allocated is printed as such instead of ending the benchmark.
+    code = throughput.main(["--no-reference", "--agents", "lin-ts,lin-ucb", "--runs",
+                            "3,1000000000,5", "--horizon", "4", "--repeats", "1", "--min-time",
+                            "0", "--block-runs", "all", "--dim", "3", "--num-arms", "4",
+                            "--cpu-devices", "1"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "NumPy" not in out.split("JAX only (--no-reference)", 1)[1], out
+    for name in ("lin-ts", "lin-ucb"):
+        assert re.search(rf"^\[jax\]\s+{name} runs=3: [\d,.]+ seed-steps/s", out, re.M), out
+        assert re.search(rf"^\[jax\]\s+{name} runs=1000000000: does not fit \(ValueError: .*"
+                         r"\); the run counts after it skipped$", out, re.M), out
+        assert f"{name} runs=5:" not in out  # after the one that did not fit
+        assert re.search(rf"^best {name}: [\d,.]+ seed-steps/s at 3 runs \(compile [\d.]+ s\)$",
+                         out, re.M), out
+        assert re.search(rf"^roofline {name} at 3 runs: ", out, re.M), out

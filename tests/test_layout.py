@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import jaxbandits as jb
-from jaxbandits.simulate import _Plan
+from jaxbandits.simulate import ACCELERATOR_BLOCK_FACTOR, _Plan
 
 SCRIPT = textwrap.dedent(
     """
@@ -130,6 +130,19 @@ def test_plan_places_every_run_once(num_points, num_runs, block_runs, num_device
             seen[g, start: start + real] += 1
     assert plan.runs_before(plan.num_waves) == num_points * num_runs
     np.testing.assert_array_equal(seen, 1)
+
+
+def test_default_blocks_are_wide_on_accelerators_and_recorded():
+    lin, neural = jb.make_agent("lin-ts"), jb.make_agent("neural-ucb")
+    own = jb.make_agent("neural-ensemble-pp")  # runs_per_block = 8
+    assert [jb.default_block_runs(a, "cpu") for a in (lin, neural, own)] == [128, 8, 8]
+    factor = ACCELERATOR_BLOCK_FACTOR
+    for platform in ("gpu", "tpu"):
+        assert [jb.default_block_runs(a, platform) for a in (lin, neural, own)] == [
+            128 * factor, 8 * factor, 8 * factor]
+    assert jb.default_block_runs(lin) == 128  # the tests' backend is the CPU
+    result = jb.simulate(jb.make_env("linear", dim=3, num_arms=4), lin, 0, 5, 3, progress=False)
+    assert result.extras["block_runs"] == 128  # part of the configuration: recorded
 
 
 def test_many_waves_streamed_to_disk_equal_one_wave(tmp_path):
