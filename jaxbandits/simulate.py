@@ -979,11 +979,15 @@ def _check_memory(env, agent, key, num_slots: int, plan: _Plan, devices, max_mem
     need = 4 * per_run * plan.block_runs + _nbytes(env) + _nbytes(agent)
     budget = max_memory if max_memory is not None else _device_budget(devices)
     if need > budget:
+        fixed = need - 4 * per_run * plan.block_runs
+        fits = (budget - fixed) // (4 * per_run) if budget > fixed else 0
+        hint = (f"block_runs={2 ** int(math.log2(fits))} fits" if fits >= 1
+                else "not even one run fits")
         raise ValueError(
             f"one block of {plan.block_runs} run(s) needs about {_gib(need)} per device "
             f"({_gib(per_run)} of state per run), more than the {_gib(budget)} available"
             + (" (max_memory)" if max_memory is not None else "")
-            + ": lower block_runs or the problem's sizes, or raise max_memory")
+            + f": lower block_runs ({hint}) or the problem's sizes, or raise max_memory")
     results = (plan.num_points * plan.num_runs * num_slots * _num_columns(env.spec())
                * np.dtype(float_dtype()).itemsize)
     if not streamed and results > _host_available() // 2:

@@ -8,6 +8,7 @@ batch size). Every registered environment is played in a subprocess with 4 force
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -167,6 +168,22 @@ def test_a_block_that_cannot_fit_is_refused_before_allocating():
     with pytest.raises(ValueError, match="save_to"):  # 10^9 runs' curves on the host
         jb.simulate(jb.make_env("linear", dim=3, num_arms=4), jb.make_agent("greedy"), 0,
                     1000, 10**9)
+
+
+def test_a_refused_block_names_the_largest_power_of_two_that_fits():
+    env, agent = jb.make_env("linear", dim=3, num_arms=4), jb.make_agent("greedy")
+    budget = 40_000  # bytes: a few runs of this problem, not 64
+    with pytest.raises(ValueError, match=r"block_runs=\d+ fits") as refused:
+        jb.simulate(env, agent, 0, 10, 64, block_runs=64, max_memory=budget, progress=False)
+    hinted = int(re.search(r"block_runs=(\d+) fits", str(refused.value)).group(1))
+    assert 1 <= hinted < 64 and hinted & (hinted - 1) == 0
+    ok = jb.simulate(env, agent, 0, 10, 64, block_runs=hinted, max_memory=budget, progress=False)
+    assert ok.extras["block_runs"] == hinted
+    with pytest.raises(ValueError, match="needs about"):  # the hint is the largest that fits
+        jb.simulate(env, agent, 0, 10, 64, block_runs=2 * hinted, max_memory=budget,
+                    progress=False)
+    with pytest.raises(ValueError, match="not even one run fits"):
+        jb.simulate(env, agent, 0, 10, 4, max_memory=100, progress=False)
 
 
 def test_sweep_over_static_fields_equals_separate_simulates(tmp_path):
