@@ -1284,7 +1284,8 @@ def main(argv=None) -> int:
                          min_time=args.min_time, max_time=args.max_time,
                          chunk_size=args.chunk_size, seed=args.seed,
                          block_runs=args.block_runs)
-            chunk = min(horizon, 1000) if args.chunk_size is None else args.chunk_size
+            chunk = (jb.default_chunk_size(agent, horizon) if args.chunk_size is None
+                     else args.chunk_size)
             m["compile"] += check["compiled"].get((runs, chunk), 0.0)  # compiled by the check
             rows.append({"agent": entry.label, "env": env.name, "runs": runs,
                          "horizon": horizon, **m, "np_rate": check["rate"],

@@ -35,6 +35,7 @@ from jaxbandits.results import (
 from jaxbandits.simulate import (
     compare,
     default_block_runs,
+    default_chunk_size,
     log_spaced_steps,
     simulate,
     sweep,
@@ -61,6 +62,7 @@ __all__ = [
     "compare",
     "default_agent_names",
     "default_block_runs",
+    "default_chunk_size",
     "env_names",
     "environment_info",
     "envs",

@@ -191,7 +191,8 @@ def _add_experiment_options(p: argparse.ArgumentParser) -> None:
                    help="recorded rounds: about 100 log-spaced ones, every round, or every N-th "
                         "round (T always included)")
     p.add_argument("--chunk-size", type=int, default=None,
-                   help="rounds per compiled chunk (default: min(T, 1000))")
+                   help="rounds per compiled chunk (default: min(T, 1000); min(T, 250) for "
+                        "agents with costly rounds, jb.default_chunk_size)")
     p.add_argument("--cpu-devices", type=int, default=None,
                    help="split the CPU into this many devices, the runs sharded over them "
                         "(default: one per core; 1 for XLA's single CPU device)")

@@ -146,6 +146,15 @@ def test_default_blocks_are_wide_on_accelerators_and_recorded():
     assert result.extras["block_runs"] == 128  # part of the configuration: recorded
 
 
+def test_default_chunks_are_shorter_for_agents_with_costly_rounds():
+    lin, neural, lmc = (jb.make_agent(n) for n in ("lin-ts", "neural-ucb", "lmc-ts"))
+    assert [jb.default_chunk_size(a, 10_000) for a in (lin, neural, lmc)] == [1000, 250, 250]
+    assert [jb.default_chunk_size(a, 40) for a in (lin, neural)] == [40, 40]
+    result = jb.simulate(jb.make_env("linear", dim=3, num_arms=4), lin, 0, 1200, 2,
+                         progress=False)
+    assert result.extras["chunk_size"] == 1000
+
+
 def test_many_waves_streamed_to_disk_equal_one_wave(tmp_path):
     env, agent = jb.make_env("linear", dim=3, num_arms=4), jb.make_agent("lin-ts")
     kw = dict(record="all", progress=False, block_runs=2)
