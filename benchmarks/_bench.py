@@ -50,8 +50,8 @@ def parse_agent_spec(spec: str) -> tuple[str, tuple[tuple[str, Any], ...]]:
 
 
 BLOCK_RUNS_HELP = ("simulate's runs per block: a number, 'all' (one block of all the runs of "
-                   "a row: one wave, what a GPU wants) or the engine's default (8 neural, 128 "
-                   "otherwise; one wave per 128 runs per device)")
+                   "a row: one wave, what a GPU wants) or the engine's default "
+                   "(jb.default_block_runs: on a CPU 8 neural, 128 otherwise; 128x on a GPU)")
 
 
 def block_runs_option(value: str) -> int | str | None:

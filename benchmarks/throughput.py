@@ -1097,13 +1097,17 @@ def _fmt_ratio(x: float | None) -> str:
     return "-" if x is None else f"{x:.1f}x"
 
 
-def print_throughput(rows: list[dict], markdown: bool) -> None:
-    header = ["agent", "env", "runs", "horizon", "compile s", "wall s", "JAX seed-steps/s",
-              "NumPy loop seed-steps/s", "ratio", "batched NumPy seed-steps/s", "ratio batched"]
+def print_throughput(rows: list[dict], markdown: bool, references: bool = True) -> None:
+    """The throughput table; without ``references``, the engine's columns alone."""
+    header = ["agent", "env", "runs", "horizon", "compile s", "wall s", "JAX seed-steps/s"]
     body = [[r["agent"], r["env"], str(r["runs"]), str(r["horizon"]), f"{r['compile']:.2f}",
-             f"{r['wall']:.2f}", fmt_rate(r["rate"]), fmt_rate(r["np_rate"]),
-             _fmt_ratio(r["ratio"]), fmt_rate(r["batched_rate"]),
-             _fmt_ratio(r["batched_ratio"])] for r in rows]
+             f"{r['wall']:.2f}", fmt_rate(r["rate"])] for r in rows]
+    if references:
+        header += ["NumPy loop seed-steps/s", "ratio", "batched NumPy seed-steps/s",
+                   "ratio batched"]
+        for line, r in zip(body, rows, strict=True):
+            line += [fmt_rate(r["np_rate"]), _fmt_ratio(r["ratio"]),
+                     fmt_rate(r["batched_rate"]), _fmt_ratio(r["batched_ratio"])]
     print_table(header, body, markdown)
 
 
@@ -1152,14 +1156,15 @@ def jax_only(args) -> int:
     the best run count per agent, and the roofline at ``--peak-gflops``. A run count whose
     state does not fit the device (the engine's memory check, or the device's allocator) is
     printed as ``does not fit`` and the run counts after it are skipped."""
-
     if args.neural:
         print(f"(neural agents {', '.join(args.neural)}: run benchmarks/throughput_neural.py "
               "--no-torch for them)")
     t0 = time.perf_counter()
-    rows = []
+    rows, flops = [], {}
     for entry in args.agents:
         env, agent = entry.make(args.dim, args.num_arms)
+        if entry.name in FLOPS_PER_STEP:
+            flops[entry.label] = FLOPS_PER_STEP[entry.name](agent, env.dim, env.num_arms)
         for runs in args.runs:
             try:
                 m = time_jax(env, agent, args.horizon, runs, repeats=args.repeats,
@@ -1173,16 +1178,12 @@ def jax_only(args) -> int:
                 sys.stdout.flush()
                 break
             rows.append({"agent": entry.label, "env": env.name, "runs": runs,
-                         "horizon": args.horizon, **m, "np_rate": None, "ratio": None,
-                         "batched_rate": None, "batched_ratio": None})
+                         "horizon": args.horizon, **m})
             print(f"[jax]   {entry.label} runs={runs}: {fmt_rate(m['rate'])} seed-steps/s, "
                   f"compile {m['compile']:.2f} s, {m['calls']} call(s)")
             sys.stdout.flush()
     print()
-    header = ["agent", "env", "runs", "horizon", "compile s", "wall s", "JAX seed-steps/s"]
-    print_table(header, [[r["agent"], r["env"], str(r["runs"]), str(r["horizon"]),
-                          f"{r['compile']:.2f}", f"{r['wall']:.2f}", fmt_rate(r["rate"])]
-                         for r in rows], args.markdown)
+    print_throughput(rows, args.markdown, references=False)
     print()
     for entry in args.agents:
         mine = [r for r in rows if r["agent"] == entry.label]
@@ -1191,11 +1192,9 @@ def jax_only(args) -> int:
         best = max(mine, key=lambda r: r["rate"])
         print(f"best {entry.label}: {fmt_rate(best['rate'])} seed-steps/s at {best['runs']:,} "
               f"runs (compile {best['compile']:.2f} s)")
-        flops = FLOPS_PER_STEP.get(entry.name)
-        if flops is not None:
-            env, agent = entry.make(args.dim, args.num_arms)
-            print(roofline_line(entry.label, best, best["runs"],
-                                flops(agent, env.dim, env.num_arms), args.peak_gflops))
+        if entry.label in flops:
+            print(roofline_line(entry.label, best, best["runs"], flops[entry.label],
+                                args.peak_gflops))
     print(f"total benchmark time {time.perf_counter() - t0:.1f} s")
     return 0
 

@@ -992,10 +992,10 @@ def _check_memory(env, agent, key, num_slots: int, plan: _Plan, devices, max_mem
         lambda k: init_run(env, agent, k, jnp.zeros((), jnp.uint32), num_slots), key)
     per_run = _nbytes(carry)
     # The carry in and out of a chunk, and a round's temporaries (about as much again).
-    need = 4 * per_run * plan.block_runs + _nbytes(env) + _nbytes(agent)
+    fixed = _nbytes(env) + _nbytes(agent)
+    need = 4 * per_run * plan.block_runs + fixed
     budget = max_memory if max_memory is not None else _device_budget(devices)
     if need > budget:
-        fixed = need - 4 * per_run * plan.block_runs
         fits = (budget - fixed) // (4 * per_run) if budget > fixed else 0
         hint = (f"block_runs={2 ** int(math.log2(fits))} fits" if fits >= 1
                 else "not even one run fits")

@@ -137,10 +137,10 @@ def test_default_blocks_are_wide_on_accelerators_and_recorded():
     lin, neural = jb.make_agent("lin-ts"), jb.make_agent("neural-ucb")
     own = jb.make_agent("neural-ensemble-pp")  # runs_per_block = 8
     assert [jb.default_block_runs(a, "cpu") for a in (lin, neural, own)] == [128, 8, 8]
-    factor = ACCELERATOR_BLOCK_FACTOR
     for platform in ("gpu", "tpu"):
         assert [jb.default_block_runs(a, platform) for a in (lin, neural, own)] == [
-            128 * factor, 8 * factor, 8 * factor]
+            128 * ACCELERATOR_BLOCK_FACTOR, 8 * ACCELERATOR_BLOCK_FACTOR,
+            8 * ACCELERATOR_BLOCK_FACTOR]
     assert jb.default_block_runs(lin) == 128  # the tests' backend is the CPU
     result = jb.simulate(jb.make_env("linear", dim=3, num_arms=4), lin, 0, 5, 3, progress=False)
     assert result.extras["block_runs"] == 128  # part of the configuration: recorded
