@@ -20,7 +20,7 @@ import jaxbandits as jb
 from jaxbandits.agents.lmcts import LMCTS_PRESETS, lmcts_learning_rate
 from jaxbandits.core import Context, Feedback, Spec
 from jaxbandits.nets import MLPBackbone, replay_add
-from jaxbandits.nets.train import blocked_grad
+from jaxbandits.nets.train import blocked_grad, blocked_sum
 
 DIM, ARMS, CAP = 3, 4, 64
 BACKBONE = MLPBackbone(hidden=(4, 4), activation="leaky_relu")
@@ -172,6 +172,21 @@ def test_blocked_grad_reads_only_the_filled_blocks():
     for block in (4, 5, 16, 32):  # exact multiple, slid last block, a single block
         np.testing.assert_allclose(blocked_grad(loss, w, clean, 16, block_rows=block), full,
                                    rtol=1e-5)
+
+
+def test_blocked_sum_counts_every_filled_row_once():
+    # every (rows, filled, block) layout: exact multiples, a slid last block, one block, none
+    rows = jnp.arange(1.0, 12.0)  # row i holds i + 1
+
+    @jax.jit
+    def sums(filled):
+        return [blocked_sum(lambda cut, mask: (jnp.sum(mask), jnp.sum(jnp.where(mask, cut, 0.0))),
+                            rows, filled, block_rows=b) for b in (1, 3, 4, 11, 16)]
+
+    for filled in (0, 1, 3, 4, 10, 11, 20):
+        n = min(filled, 11)
+        for count, total in sums(filled):
+            assert int(count) == n and float(total) == n * (n + 1) / 2, (filled, count, total)
 
 
 def test_agent_update_never_reads_history_blocks_past_t():

@@ -63,7 +63,7 @@ from jaxbandits.core import (
     float_dtype,
 )
 from jaxbandits.linalg.glm import PREFERENCE_LINKS, neg_log_preference, preference_prob
-from jaxbandits.nets import FeatureNetwork
+from jaxbandits.nets import FeatureNetwork, blocked_sum
 from jaxbandits.registry import register_agent
 
 __all__ = [
@@ -87,6 +87,7 @@ __all__ = [
     "nvldb_loss",
     "nvldb_theta_newton",
     "nvldb_utilities",
+    "pair_difference",
     "preference_prob",
 ]
 
@@ -177,32 +178,32 @@ def duel_buffer_add(buffer: DuelBuffer, x1: jax.Array, x2: jax.Array, outcome: j
 
 
 def duel_buffer_sum(fn, buffer: DuelBuffer, block_rows: int | None = None):
-    """``sum_b fn(x1_b, x2_b, outcome_b, weight_b)`` over blocks of the buffer's filled rows.
+    """``sum_b fn(x1_b, x2_b, outcome_b, weight_b)`` over blocks of the buffer's filled rows
+    (:func:`~jaxbandits.nets.blocked_sum`), the rows outside a block's share given weight 0.
 
     ``fn`` maps ``block_rows`` rows to a pytree and must be linear in the rows' weights (every
     row's contribution a multiple of its weight, as in a weighted loss or Gram matrix), so that
-    an empty (weight 0) row adds exactly nothing. ``block_rows`` (default: about B / 8, between
-    32 and 256 rows): a buffer of at most that many rows is one block; a larger one is summed
-    in blocks that skip those past the filled rows, so that the cost is O(t) for t pairs (as
-    :func:`~jaxbandits.nets.net_gd` with ``num_rows``). The last block is slid back to end at
-    row B and its rows already covered get weight 0.
+    a weight-0 row adds exactly nothing. ``block_rows`` (default: about B / 8, between 32 and
+    256 rows): a buffer of at most that many rows is one block; a larger one is summed in
+    blocks that skip those past the filled rows, so that the cost is O(t) for t pairs.
     """
     rows = (buffer.x1, buffer.x2, buffer.outcome, buffer.weight)
-    num_total = buffer.weight.shape[0]
-    block_rows = block_rows or _block_rows(num_total)
-    if num_total <= block_rows:
-        return fn(*rows)
-    offsets = jnp.arange(block_rows)
+    block_rows = block_rows or _block_rows(buffer.weight.shape[0])
 
-    def block(b):
-        start = jnp.minimum(b * block_rows, num_total - block_rows)
-        x1, x2, o, w = (jax.lax.dynamic_slice_in_dim(a, start, block_rows) for a in rows)
-        return fn(x1, x2, o, jnp.where(start + offsets >= b * block_rows, w, 0.0))
+    def block(cut, mask):
+        x1, x2, outcome, weight = cut
+        return fn(x1, x2, outcome, jnp.where(mask, weight, 0.0))
 
-    zeros = jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), jax.eval_shape(block, 0))
-    used = (buffer.num_rows + block_rows - 1) // block_rows
-    return jax.lax.fori_loop(0, used, lambda b, total: jax.tree.map(jnp.add, total, block(b)),
-                             zeros)
+    return blocked_sum(block, rows, buffer.num_rows, block_rows=block_rows)
+
+
+def pair_difference(fn, x1: jax.Array, x2: jax.Array):
+    """``fn(x1) - fn(x2)`` (leaf by leaf) for row batches ``x1``, ``x2`` ``(N, d)`` and a
+    row-wise ``fn``, from ONE call of ``fn`` on the ``2N`` stacked rows: one network pass over
+    both arms of every pair, whose matmuls are twice as wide as two passes' (nvldb-ucb-asym at
+    100 runs on 2 CPU cores: 15-22% more seed-steps/s than two passes)."""
+    num = x1.shape[0]
+    return jax.tree.map(lambda out: out[:num] - out[num:], fn(jnp.concatenate([x1, x2])))
 
 
 class _DuelingAgent(Agent):
@@ -250,7 +251,7 @@ def nvldb_data_loss(network: FeatureNetwork, params: NVLDBParams, x1: jax.Array,
     """The data term of :func:`nvldb_loss` on rows ``x1``, ``x2`` ``(N, d)``, ``outcome`` and
     ``weight`` ``(N,)``: ``sum_i w_i (-log g(s_i (f(x_i1) - f(x_i2))))``, ``s_i = 2 o_i - 1``
     (a row of weight 0 adds exactly 0 to it and to its gradient)."""
-    delta = nvldb_utilities(network, params, x1)[0] - nvldb_utilities(network, params, x2)[0]
+    delta = pair_difference(lambda x: nvldb_utilities(network, params, x)[0], x1, x2)
     return jnp.sum(weight * neg_log_preference((2.0 * outcome - 1.0) * delta, link))
 
 
@@ -275,7 +276,7 @@ def nvldb_gram(network: FeatureNetwork, net: nnx.State, buffer: DuelBuffer, reg,
     zeta_i^2`` (seed-004 Eq. 6 rebuilt every round, App. E.2 / A9)."""
 
     def block(x1, x2, o, w):
-        dphi = network.apply(net, x1) - network.apply(net, x2)
+        dphi = pair_difference(lambda x: network.apply(net, x), x1, x2)
         return (dphi * w[:, None]).T @ dphi
 
     outer = duel_buffer_sum(block, buffer, block_rows)
@@ -297,7 +298,7 @@ def nvldb_theta_newton(network: FeatureNetwork, params: NVLDBParams, theta0: jax
     curvature = jax.vmap(jax.grad(jax.grad(row_loss)))
 
     def block(x1, x2, o, w):
-        dphi = network.apply(params.net, x1) - network.apply(params.net, x2)
+        dphi = pair_difference(lambda x: network.apply(params.net, x), x1, x2)
         z = dphi @ theta
         return (w * slope(z, o)) @ dphi, (dphi * (w * curvature(z, o))[:, None]).T @ dphi
 
@@ -666,7 +667,7 @@ class NDB(_DuelingAgent):
         optimizer = optax.adam(self.learning_rate)
 
         def loss(p, x1, x2, o, w):
-            delta = network.apply(p, x1)[..., 0] - network.apply(p, x2)[..., 0]
+            delta = pair_difference(lambda x: network.apply(p, x)[..., 0], x1, x2)
             return jnp.sum(w * neg_log_preference((2.0 * o - 1.0) * delta))
 
         def step(_, carry):
@@ -684,8 +685,8 @@ class NDB(_DuelingAgent):
         diag = self.design == "diag"
 
         def block(x1, x2, o, w):
-            diff = (_values_and_gradients(network, params, x1)[1]
-                    - _values_and_gradients(network, params, x2)[1])
+            diff = pair_difference(lambda x: _values_and_gradients(network, params, x)[1], x1,
+                                   x2)
             if diag:
                 return jnp.sum(w[:, None] * diff * diff, axis=0)
             return (diff * w[:, None]).T @ diff

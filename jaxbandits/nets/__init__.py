@@ -37,6 +37,7 @@ from jaxbandits.nets.mlp import (
 from jaxbandits.nets.train import (
     ReplayBuffer,
     blocked_grad,
+    blocked_sum,
     minibatch_adam,
     net_gd,
     net_loss,
@@ -67,6 +68,7 @@ __all__ = [
     "MLPTrunk",
     "ReplayBuffer",
     "blocked_grad",
+    "blocked_sum",
     "feature_dim",
     "minibatch_adam",
     "paper_param_count",

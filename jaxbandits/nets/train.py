@@ -42,6 +42,7 @@ from jaxbandits.nets.mlp import Network
 __all__ = [
     "ReplayBuffer",
     "blocked_grad",
+    "blocked_sum",
     "minibatch_adam",
     "net_gd",
     "net_loss",
@@ -154,6 +155,48 @@ def _blocked_data_grad(network, inputs, counts, sums, link, num_rows, block_rows
                                   block_rows=block_rows)
 
 
+def blocked_sum(
+    fn: Callable[[Any, jax.Array], Any],
+    rows: Any,
+    num_rows: jax.Array | int,
+    *,
+    block_rows: int = 256,
+) -> Any:
+    """``sum_b fn(rows_b, mask_b)`` over the blocks of ``block_rows`` rows that cover the first
+    ``num_rows`` rows of ``rows``, skipping the blocks past them -- a sum over the t rows seen so
+    far of an N-row buffer costs O(t), not O(N). The one blocked loop of the library: training
+    gradients (:func:`blocked_grad`), the dueling agents' Gram matrices and losses.
+
+    Args:
+      fn: ``fn(block, mask)``, a pytree: the contribution of ``block`` (``rows`` cut to
+        ``block_rows`` rows) from its rows where ``mask`` ``(block_rows,)`` bool is True; the
+        other rows must add exactly nothing (e.g. ``jnp.sum(jnp.where(mask, per_row, 0.0))``).
+      rows: a pytree of arrays with a leading row axis ``(N, ...)`` (a ring buffer's rows).
+      num_rows: the number of leading rows that hold data (may be traced; clipped to N).
+      block_rows: rows per block (static). A buffer of at most that many rows is one block.
+
+    Blocks are ``[b B, (b + 1) B)``; the last one is slid back to end at row N (no padded copy of
+    the data) and its rows that an earlier block covered are masked out, as are the rows at or
+    past ``num_rows``. Under ``vmap`` the loop runs while some run has blocks left (the runs of
+    one experiment fill their buffers in step, so they stop together).
+    """
+    num_total = jax.tree.leaves(rows)[0].shape[0]
+    if num_total <= block_rows:
+        return fn(rows, jnp.arange(num_total) < num_rows)
+    used = (jnp.minimum(num_rows, num_total) + block_rows - 1) // block_rows
+    offsets = jnp.arange(block_rows)
+
+    def block(b):
+        start = jnp.minimum(b * block_rows, num_total - block_rows)
+        cut = jax.tree.map(lambda a: jax.lax.dynamic_slice_in_dim(a, start, block_rows), rows)
+        index = start + offsets
+        return fn(cut, (index >= b * block_rows) & (index < num_rows))
+
+    zeros = jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), jax.eval_shape(block, 0))
+    return jax.lax.fori_loop(0, used, lambda b, total: jax.tree.map(jnp.add, total, block(b)),
+                             zeros)
+
+
 def blocked_grad(
     loss: Callable[[Any, Any, jax.Array], jax.Array],
     params: Any,
@@ -163,21 +206,9 @@ def blocked_grad(
     block_rows: int = 256,
 ) -> Any:
     """``grad_p sum_b loss(p, rows_b, mask_b)``: the gradient of a sum over the first
-    ``num_rows`` rows of ``rows``, in blocks of ``block_rows`` rows, skipping the blocks past
-    ``num_rows`` -- a training on the t rows seen so far of an N-row buffer costs O(t), not O(N).
-
-    Args:
-      loss: ``loss(p, block, mask)``, the sum of the per-row losses of ``block`` (``rows`` cut to
-        ``block_rows`` rows) over the rows where ``mask`` ``(block_rows,)`` bool is True; the other
-        rows must add exactly nothing (e.g. ``jnp.sum(jnp.where(mask, per_row, 0.0))``).
-      params: the pytree to differentiate with respect to.
-      rows: a pytree of arrays with a leading row axis ``(N, ...)`` (a ring buffer's rows).
-      num_rows: the number of leading rows that hold data (may be traced; clipped to N).
-      block_rows: rows per block (static). A buffer of at most that many rows is one block.
-
-    Blocks are ``[b B, (b + 1) B)``; the last one is slid back to end at row N (no padded copy of
-    the data) and its rows that an earlier block covered are masked out, as are the rows at or
-    past ``num_rows``. The result is the gradient of the plain sum up to float rounding.
+    ``num_rows`` rows of ``rows`` in blocks (:func:`blocked_sum`; ``loss(p, block, mask)`` sums
+    the per-row losses of ``block`` where ``mask`` is True, and the other rows must add exactly
+    nothing). The result is the gradient of the plain sum up to float rounding.
 
     Example::
 
@@ -187,20 +218,8 @@ def blocked_grad(
 
         grad = blocked_grad(loss, w, buffer.rows, buffer.size, block_rows=64)
     """
-    num_total = jax.tree.leaves(rows)[0].shape[0]
-    if num_total <= block_rows:
-        return jax.grad(loss)(params, rows, jnp.arange(num_total) < num_rows)
-    used = (jnp.minimum(num_rows, num_total) + block_rows - 1) // block_rows
-    offsets = jnp.arange(block_rows)
-
-    def add_block(b, total):
-        start = jnp.minimum(b * block_rows, num_total - block_rows)
-        block = jax.tree.map(lambda a: jax.lax.dynamic_slice_in_dim(a, start, block_rows), rows)
-        index = start + offsets
-        mask = (index >= b * block_rows) & (index < num_rows)
-        return jax.tree.map(jnp.add, total, jax.grad(loss)(params, block, mask))
-
-    return jax.lax.fori_loop(0, used, add_block, jax.tree.map(jnp.zeros_like, params))
+    return blocked_sum(lambda block, mask: jax.grad(loss)(params, block, mask), rows, num_rows,
+                       block_rows=block_rows)
 
 
 def training_round(
