@@ -100,6 +100,25 @@ def time_jax(env, agent, horizon: int, runs: int, *, repeats: int, min_time: flo
     return {"rate": best_rate, "wall": best_wall, "compile": compile_time or 0.0, "calls": calls}
 
 
+def matmul_gflops(size: int = 2048, min_time: float = 1.0) -> float:
+    """GFLOP/s of one jitted ``(size, size) @ (size, size)`` float32 product on JAX's default
+    device: the attainable arithmetic rate of the cores, as a yardstick (a 2048 product reaches
+    about 198 GFLOP/s on the 2-core development machine, above the 142 of issue 15's roofline)."""
+    import time
+
+    import jax
+    import jax.numpy as jnp
+
+    a = jnp.ones((size, size), jnp.float32)
+    product = jax.jit(jnp.matmul)
+    product(a, a).block_until_ready()
+    calls, start = 0, time.perf_counter()
+    while (elapsed := time.perf_counter() - start) < min_time or calls < 3:
+        product(a, a).block_until_ready()
+        calls += 1
+    return 2.0 * size**3 * calls / elapsed / 1e9
+
+
 def fmt_rate(x: float | None) -> str:
     """A rate for a table: thousands separators, more digits below 100, ``-`` for none."""
     if x is None:

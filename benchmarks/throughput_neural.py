@@ -113,6 +113,7 @@ from _bench import (  # noqa: E402
     block_runs_option,
     fmt_rate,
     int_list,
+    matmul_gflops,
     parse_agent_spec,
     print_table,
     time_jax,
@@ -1660,9 +1661,9 @@ class TorchLMCTS:
         agent's initial state with ``CHECK_ROWS`` stored rows, then the same
         ``CHECK_ROUNDS`` rounds on both sides (t = 39: 39 steps at ``lr_0 / 20``, held since
         t = 20; t = 40: 40 steps at ``lr_0 / 40``). The Langevin noise is the agent's:
-        ``xi ~ N(0, I)`` per parameter leaf from ``fold_in(key, i)`` split over the leaves, as
-        ``LMCTS.update`` draws it, replayed from the same keys and fed to the reference's
-        optimiser in place of its one flat ``torch.randn``. Compared: the parameters after the
+        ``xi ~ N(0, I)`` of :func:`~jaxbandits.agents.lmcts.langevin_noise`, as ``LMCTS.update``
+        draws it, replayed from the same keys and fed to the reference's optimiser in place of
+        its one flat ``torch.randn``. Compared: the parameters after the
         rounds. Float64 for the verdict, float32 for information (not with ``quick``)."""
         import jax
 
@@ -1684,6 +1685,7 @@ class TorchLMCTS:
         import jax
         import jax.numpy as jnp
 
+        from jaxbandits.agents.lmcts import langevin_noise
         from jaxbandits.core import Context, Feedback, float_dtype
 
         spec = env.spec()
@@ -1708,19 +1710,13 @@ class TorchLMCTS:
             num_steps=jnp.asarray(steps_so_far, jnp.int32))
         update = jax.jit(lambda s, k, c, a, f: agent.update(s, k, c, a, f))
         act = jax.jit(lambda s, k, c: agent.act(s, k, c)[0])
-        leaves, _ = jax.tree_util.tree_flatten_with_path(state.params)
-        paths = list(_flat_state(state.params))
         feeds, picks = [], []
         for i, (arms, action, reward) in enumerate(rounds):
             key = jax.random.key(3000 + i)
             picks.append(int(act(state, key, Context(arms=jnp.asarray(arms)))))
             t = num + i + 1
-            noise = []
-            for step in range(min(t, agent.setting("num_grad_steps"))):  # LMCTS.update
-                keys = jax.random.split(jax.random.fold_in(key, step), len(leaves))
-                noise.append({path: np.asarray(jax.random.normal(k, leaf.shape, leaf.dtype))
-                              for path, k, (_, leaf) in zip(paths, keys, leaves, strict=True)})
-            feeds.append(noise)
+            feeds.append([_flat_state(langevin_noise(key, step, state.params))  # LMCTS.update
+                          for step in range(min(t, agent.setting("num_grad_steps")))])
             state = update(state, key, Context(arms=jnp.asarray(arms)),
                            jnp.asarray(action, jnp.int32),
                            Feedback(reward=jnp.asarray(reward, dtype),
@@ -1998,6 +1994,25 @@ def _round_up(value: int, multiple: int) -> int:
     return max(multiple, -(-value // multiple) * multiple)
 
 
+def nvldb_flops(agent, dim: int, horizon: int) -> float | None:
+    """FLOP per seed-step of an NVLDB / NLDB agent's rounds 1..``horizon`` from an empty buffer
+    (None for any other agent): round t trains ``n`` Adam steps on t pairs, each a forward and a
+    backward pass (about 3 forward passes) over the 2t arms, and rebuilds ``V`` with one more
+    forward pass: ``2 MACs 2t (3n + 1)``, ``MACs = d m + (L - 2) m^2 + m D`` per arm; averaged
+    over t, with t capped at the buffer's size (the selection's K arms and the D x D algebra are
+    negligible)."""
+    from jaxbandits.agents.dueling_neural import NVLDB
+
+    if not isinstance(agent, NVLDB):
+        return None
+    net = agent.network(dim)
+    macs = (net.in_features * net.width + (net.depth - 2) * net.width**2
+            + net.width * net.out_features)
+    rows = np.minimum(np.arange(1, horizon + 1), agent.buffer_size or horizon).mean()  # mean t
+    steps = agent.num_grad_steps / agent.update_every
+    return 2.0 * macs * 2.0 * rows * (3.0 * steps + 1.0)
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     t0 = time.perf_counter()
@@ -2204,7 +2219,7 @@ def main(argv=None) -> int:
               f"{rows[0]['window'][1]}, {last:.2f} in rounds {rows[-1]['window'][0]}-"
               f"{rows[-1]['window'][1]} (late / early = {last / first:.2f})")
         sys.stdout.flush()
-        summary.append((label, check))
+        summary.append((label, check, nvldb_flops(steady, env.spec().dim, horizon)))
 
     print()
     header = ["agent", "runs", "horizon", "compile s", "wall s", "JAX seed-steps/s",
@@ -2225,7 +2240,8 @@ def main(argv=None) -> int:
     for note in notes:
         print(note)
     top = max(args.runs)
-    for label, check in summary:
+    peak = matmul_gflops() if any(flops for *_, flops in summary) else None
+    for label, check, flops in summary:
         row = next(r for r in timing_rows if r["agent"] == label and r["runs"] == top)
         if row["ratio"] is None:
             why = "PyTorch not used" if not have_torch else "no PyTorch reference"
@@ -2239,6 +2255,13 @@ def main(argv=None) -> int:
             " [reference check failed]"
         print(f"ratio {label} at {top} runs: {row['ratio']:.1f}x against PyTorch "
               f"({row['torch_mode']}){status}{checks}")
+        if flops:
+            need = TARGET_RATIO * row["torch"] * flops / 1e9
+            print(f"roofline {label} at {top} runs: about {flops / 1e6:.3g} MFLOP of training "
+                  f"per seed-step, so {row['rate'] * flops / 1e9:.3g} GFLOP/s (PyTorch "
+                  f"{row['torch'] * flops / 1e9:.3g}); a {TARGET_RATIO:g}x ratio needs "
+                  f"{need:.3g} GFLOP/s, {100 * need / peak:.0f}% of the {peak:.3g} GFLOP/s "
+                  "of a 2048 x 2048 float32 matmul here")
     if not have_torch:
         print(f"PyTorch reference not run; to compare, install it: {INSTALL_HINT}")
     print(f"total benchmark time {time.perf_counter() - t0:.1f} s; load average at the end "

@@ -43,6 +43,20 @@ def test_arguments_parse():
         bench.parse_entry("neural-es:ensemble_size")
 
 
+def test_nvldb_flop_count_is_the_closed_form():
+    import jaxbandits as jb
+
+    # width 100, depth 3, d = D = 5: 5*100 + 100*100 + 100*5 = 11,000 MACs per arm; rounds
+    # 1..100 hold t = 1..100 pairs (mean 50.5); 20 steps of 3 passes and one Gram pass
+    agent = jb.make_agent("nvldb-ucb-asym")
+    assert bench.nvldb_flops(agent, 5, 100) == pytest.approx(2 * 11_000 * 2 * 50.5 * 61)
+    # a ring of 10 pairs caps t: rounds 1..20 hold 1..10, 10, ..., 10 (mean 7.75)
+    small = jb.make_agent("nvldb-ucb-asym", width=8, num_grad_steps=4, buffer_size=10)
+    macs = 3 * 8 + 8 * 8 + 8 * 3
+    assert bench.nvldb_flops(small, 3, 20) == pytest.approx(2 * macs * 2 * 7.75 * 13)
+    assert bench.nvldb_flops(jb.make_agent("ndb-ucb"), 5, 100) is None
+
+
 def test_throughput_script_forwards_the_dueling_agents():
     """``benchmarks/throughput.py --agents ...`` hands agents with a PyTorch reference (the
     dueling ones too) to this script and keeps the others."""
