@@ -100,23 +100,28 @@ def time_jax(env, agent, horizon: int, runs: int, *, repeats: int, min_time: flo
     return {"rate": best_rate, "wall": best_wall, "compile": compile_time or 0.0, "calls": calls}
 
 
-def matmul_gflops(size: int = 2048, min_time: float = 1.0) -> float:
-    """GFLOP/s of one jitted ``(size, size) @ (size, size)`` float32 product on JAX's default
-    device: the attainable arithmetic rate of the cores, as a yardstick (a 2048 product reaches
-    about 198 GFLOP/s on the 2-core development machine, above the 142 of issue 15's roofline)."""
+def matmul_gflops(rows: int = 2048, width: int = 2048, runs: int | None = None,
+                  min_time: float = 1.0) -> float:
+    """GFLOP/s of a jitted float32 ``(rows, width) @ (width, width)`` product on JAX's default
+    device, or with ``runs`` of the batched ``(runs, rows, width) @ (runs, width, width)`` (one
+    matrix per run, as a vmapped neural round multiplies). The default square 2048 product is the
+    attainable arithmetic rate, as a yardstick (about 190-200 GFLOP/s on the 2-core development
+    machine, above the 142 of issue 15's roofline). Timed for ``min_time`` s after compiling."""
     import time
 
     import jax
     import jax.numpy as jnp
 
-    a = jnp.ones((size, size), jnp.float32)
+    batch = () if runs is None else (runs,)
+    inputs = jnp.ones(batch + (rows, width), jnp.float32)
+    weights = jnp.ones(batch + (width, width), jnp.float32)
     product = jax.jit(jnp.matmul)
-    product(a, a).block_until_ready()
+    product(inputs, weights).block_until_ready()
     calls, start = 0, time.perf_counter()
     while (elapsed := time.perf_counter() - start) < min_time or calls < 3:
-        product(a, a).block_until_ready()
+        product(inputs, weights).block_until_ready()
         calls += 1
-    return 2.0 * size**3 * calls / elapsed / 1e9
+    return 2.0 * (runs or 1) * rows * width * width * calls / elapsed / 1e9
 
 
 def fmt_rate(x: float | None) -> str:

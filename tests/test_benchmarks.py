@@ -168,3 +168,19 @@ def test_no_reference_mode_prints_the_engine_alone_and_skips_what_does_not_fit(c
         assert re.search(rf"^best {name}: [\d,.]+ seed-steps/s at 3 runs \(compile [\d.]+ s\)$",
                          out, re.M), out
         assert re.search(rf"^roofline {name} at 3 runs: ", out, re.M), out
+
+
+def test_matmul_rates_parses_shapes_and_prints_a_rate_per_shape(capsys):
+    spec = importlib.util.spec_from_file_location("_matmul_rates",
+                                                  SCRIPT.parent / "matmul_rates.py")
+    rates = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(rates)
+    assert rates.parse_shapes("25x64x20, 8X64x100") == [(25, 64, 20), (8, 64, 100)]
+    for bad in ("2x3", "0x4x4", "ax4x4"):
+        with pytest.raises(Exception, match="RUNSxROWSxWIDTH"):
+            rates.parse_shapes(bad)
+    assert rates.main(["--shapes", "2x3x4,1x5x2", "--min-time", "0"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^2048 x 2048 @ 2048 x 2048: [\d.]+ GFLOP/s$", out, re.M), out
+    for runs, rows, width in ((2, 3, 4), (1, 5, 2)):
+        assert re.search(rf"^\s*{runs}\s+{rows}\s+{width}\s+[\d.]+\s+[\d.]+%$", out, re.M), out

@@ -1,5 +1,5 @@
 """Smoke tests of the NVLDB reproduction (seed-004: Fig. 2, Figs. E.1 and E.5-E.8, Tables E.2-E.3,
-the Statlog study, App. E.3 compute) and its notebook.
+the Statlog study, App. E.3 compute), of the acceptance-ordering script and of the notebook.
 
 The script's ``main`` runs at the test-only ``--scale tiny`` into a temporary folder; the test
 checks the PNG and the markdown report, the rows the configuration implies, finite numbers and
@@ -72,6 +72,26 @@ def test_dueling_figs_tiny(tmp_path):
     assert all(r.compile_time == 0.0 for r in runs.sweep["square"].values())
     np.testing.assert_allclose(module.average(runs.sweep["square"][1.0]),
                                module.average(asym, config.sweep_horizon), rtol=1e-6)
+
+
+def test_dueling_acceptance_tiny(tmp_path):
+    module, config, report = _run("dueling_acceptance", tmp_path)
+    figs = module.D
+    table = report.table("R(t)/t over the second half")
+    agents = [f"nvldb-{r}" for r in config.nvldb] + list(figs.ACCEPTANCE)
+    assert table.row_labels == [figs.label(n) for n in agents] + [figs.FLOOR]
+    tasks = [t for t, _ in config.tasks]
+    assert table.columns[1:] == [c for t in tasks for c in (
+        f"{t}: R(t)/t at t = {config.horizon(t) // 2}", f"{t}: at t = {config.horizon(t)}")]
+    assert [c.split(" on ")[1].split(",")[0] for c, _, _ in report.claims] == [
+        t for t in figs.ACCEPTANCE_TASKS if t in tasks]
+    # the floor run sees the runs' instances: nothing that never self-duels goes below it
+    panels, floors = report.data["panels"], report.data["floors"]
+    for task in tasks:
+        lowest = np.asarray(floors[task].cumulative_regret)
+        for result in panels[task].values():
+            assert result.num_runs == config.num_runs
+            assert np.all(np.asarray(result.cumulative_regret) >= lowest - 1e-3)
 
 
 def test_dueling_notebook_runs_at_tiny_sizes():

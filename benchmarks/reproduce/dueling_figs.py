@@ -11,7 +11,8 @@ random numbers), and gaps are paired run by run.
   VACDB, with MaxInP, MaxPairUCB and uniformly random pairs as yardsticks. Claims: every NVLDB
   variant ends below every baseline, and R(t)/t decreases over the second half. The issue's
   acceptance ordering (square and cosine, T = 2,000: every NVLDB variant below CoLSTIM,
-  MaxPairUCB and uniform pairs, R(t)/t decreasing over the second half) is a claim of its own.
+  MaxPairUCB and uniform pairs, R(t)/t decreasing over the second half) is a claim of its own;
+  ``dueling_acceptance.py`` runs that panel alone with 20 runs per agent.
 * **Fig. E.1(d-f)** (real data): ``dueling-statlog`` (shuttle with deterministic preferences, the
   paper's Statlog), ``dueling-magic`` (K = 2) and ``dueling-covertype`` when its file is found
   (it is never downloaded; skipped otherwise).
@@ -792,13 +793,14 @@ def figure2_claims(runs: Runs, config: Config) -> list[Claim]:
     return claims
 
 
-def acceptance_claims(runs: Runs, config: Config) -> list[Claim]:
-    """The issue's acceptance ordering (spec check 10) on square and cosine."""
+def acceptance_claims(figure2: dict[str, dict[str, Result]], config: Config) -> list[Claim]:
+    """The issue's acceptance ordering (spec check 10) on square and cosine, from the Fig. 2
+    runs ``{task: {label: Result}}`` (also ``dueling_acceptance.py``'s)."""
     claims = []
     for task in ACCEPTANCE_TASKS:
-        if task not in runs.figure2:
+        if task not in figure2:
             continue
-        results = runs.figure2[task]
+        results = figure2[task]
         t = config.horizon(task)
         ok_order, order = nvldb_below(results, [label(n) for n in ACCEPTANCE])
         ok_decay, decay = all_decreasing(results)
@@ -963,7 +965,7 @@ def compute_claims(runs: Runs) -> list[Claim]:
 
 def check_claims(runs: Runs, config: Config) -> list[Claim]:
     """Every claim, in the order of the report."""
-    return (acceptance_claims(runs, config) + figure2_claims(runs, config)
+    return (acceptance_claims(runs.figure2, config) + figure2_claims(runs, config)
             + ablation_claims(runs, config) + sweep_claims(runs) + statlog_claims(runs, config)
             + real_claims(runs) + table_claims(runs, config) + compute_claims(runs))
 
