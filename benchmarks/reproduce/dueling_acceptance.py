@@ -57,11 +57,8 @@ def run(config: D.Config, key: jax.Array, progress: bool | None = False
     """``(panels, floors)``: ``dueling_figs``'s Fig. 2 runs of the scale's tasks (``{task:
     {label: Result}}``) and each task's best-distinct-pair floor on the same runs."""
     panels = D.run_figure2(config, key, progress)
-    floors = {}
-    for task, horizon in config.tasks:
-        env = D.DistinctPairFloor(utility=task, dim=config.dim, num_arms=config.num_arms)
-        floors[task] = D.run_agents(env, {D.FLOOR: ("random", {})}, config, key, horizon,
-                                    progress=progress)[D.FLOOR]
+    floors = {task: D.run_floor(config, key, task, config.dim, horizon, config.num_runs,
+                                progress=progress) for task, horizon in config.tasks}
     return panels, floors
 
 

@@ -463,15 +463,21 @@ def run_floors(config: Config, key: jax.Array,
     """``{(utility, d, T): Result}`` of :class:`DistinctPairFloor` with the real runs' key and
     recorded steps and ``floor_runs`` runs: the best-distinct-pair floor of each real run (the
     first ``num_runs``) and of more instances of the task."""
-    out = {}
-    for utility, dim, horizon in floor_settings(config):
-        env = DistinctPairFloor(utility=utility, dim=dim, num_arms=config.num_arms)
-        extra = (config.ablation_horizon, config.sweep_horizon)
-        out[utility, dim, horizon] = run_agents(
-            env, {FLOOR: ("random", {})}, config, key, horizon,
-            max(config.num_runs, config.floor_runs), include=[s for s in extra if s <= horizon],
-            progress=progress)[FLOOR]
-    return out
+    extra = (config.ablation_horizon, config.sweep_horizon)
+    return {(utility, dim, horizon): run_floor(
+                config, key, utility, dim, horizon, max(config.num_runs, config.floor_runs),
+                include=[s for s in extra if s <= horizon], progress=progress)
+            for utility, dim, horizon in floor_settings(config)}
+
+
+def run_floor(config: Config, key: jax.Array, utility: str, dim: int, horizon: int,
+              num_runs: int, include: Sequence[int] = (), progress: bool | None = False
+              ) -> Result:
+    """:class:`DistinctPairFloor` of one synthetic setting over ``num_runs`` runs with the real
+    runs' key: the best-distinct-pair floor of each of those runs."""
+    env = DistinctPairFloor(utility=utility, dim=dim, num_arms=config.num_arms)
+    return run_agents(env, {FLOOR: ("random", {})}, config, key, horizon, num_runs,
+                      include=include, progress=progress)[FLOOR]
 
 
 @dataclasses.dataclass
