@@ -9,13 +9,7 @@
 # the logs (LOG_DIR, default ./gpu-logs) hold everything printed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-LOG=${1:-gpu-logs}
-mkdir -p "$LOG"
-export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
-export JAXBANDITS_COMPILATION_CACHE=${JAXBANDITS_COMPILATION_CACHE:-off}  # compile times as paid
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$LOG/device.txt"
-python3 -c 'import jax, flax; print("jax", jax.__version__, jax.devices(), "flax", flax.__version__)' \
-  | tee -a "$LOG/device.txt"
+source benchmarks/_gpu_setup.sh "$@"
 
 linear="lin-ts,lin-ucb,lin-es,ensemble-pp:ensemble_size=8,ensemble-pp:ensemble_size=32"
 timeout 320 python3 benchmarks/throughput.py --no-reference --agents "$linear" \

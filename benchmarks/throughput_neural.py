@@ -131,6 +131,12 @@ INSTALL_HINT = ("pip install -e '.[bench]'   (the CPU build torch==2.13.0; on th
 torch = None  # the torch module, once _import_torch() has found it
 
 
+def to_torch(array: np.ndarray):
+    """``torch.from_numpy`` on the reference's device (``--torch-device``; factory functions
+    such as ``torch.zeros`` follow ``torch.set_default_device``)."""
+    return torch.from_numpy(array).to(torch.get_default_device())
+
+
 def _import_torch():
     """The torch module, or None when it is not installed."""
     global torch
@@ -352,7 +358,7 @@ def make_torch_mlp(kernels: list[np.ndarray], width: int):
                 nn.Linear(k.shape[1], k.shape[0], bias=False) for k in kernels)
             with torch.no_grad():
                 for layer, k in zip(self.layers, kernels, strict=True):
-                    layer.weight.copy_(torch.from_numpy(np.array(k, np.float32)))
+                    layer.weight.copy_(to_torch(np.array(k, np.float32)))
             self.scale = math.sqrt(width)
 
         def forward(self, x):
@@ -414,7 +420,8 @@ def flat_gradients(net, inputs) -> tuple[np.ndarray, np.ndarray]:
         net.zero_grad()
         values[k].backward(retain_graph=k + 1 < inputs.shape[0])
         grads.append(torch.cat([p.grad.reshape(-1) for p in net.parameters()]))
-    return values.detach().numpy().astype(np.float64), torch.stack(grads).numpy().astype(np.float64)
+    return (values.detach().cpu().numpy().astype(np.float64),
+            torch.stack(grads).cpu().numpy().astype(np.float64))
 
 
 def _train_now(num_obs: int, warmup: int, update_every: int) -> bool:
@@ -495,7 +502,7 @@ class _TorchNeuralBase:
         self.update_every = int(agent.update_every)
         self.warmup = num_arms if int(agent.warmup) < 0 else int(agent.warmup)
         self.order = rng.permutation(num_arms)
-        self.anchor = [torch.from_numpy(np.array(k)) for k in kernels]
+        self.anchor = [to_torch(np.array(k)) for k in kernels]
         self.num_obs = 0
         self.rows: list[int] = []  # history: the pulled arm of each observation
         self.rewards: list[float] = []
@@ -505,7 +512,7 @@ class _TorchNeuralBase:
 
     def _set_arms(self, arms: np.ndarray) -> None:
         if self.arms_t is None:  # the fixed arm set, transformed once
-            self.arms_t = torch.from_numpy(network_inputs(self.network, arms).astype(np.float32))
+            self.arms_t = to_torch(network_inputs(self.network, arms).astype(np.float32))
 
     def _warm_arm(self) -> int | None:
         if self.num_obs < self.warmup:
@@ -532,13 +539,13 @@ class _TorchNeuralBase:
             targets = np.asarray(self.rewards)
             if perturbations is not None:
                 targets = targets + perturbations
-            torch_fit(net, self.anchor, inputs, torch.from_numpy(targets.astype(np.float32)),
+            torch_fit(net, self.anchor, inputs, to_torch(targets.astype(np.float32)),
                       None, **kwargs)
         else:
             sums = self.sums if perturbations is None else self.sums + perturbations
             torch_fit(net, self.anchor, self.arms_t,
-                      torch.from_numpy(self.counts.astype(np.float32)),
-                      torch.from_numpy(sums.astype(np.float32)), **kwargs)
+                      to_torch(self.counts.astype(np.float32)),
+                      to_torch(sums.astype(np.float32)), **kwargs)
 
 
 @torch_reference("neural-es", env="quadratic")
@@ -670,7 +677,7 @@ class TorchNeuralLogUCB2:
         return self.confidence * (math.sqrt(dtilde * ell) + ell / math.sqrt(self.reg)) + 1.0
 
     def act(self, arms: np.ndarray) -> int:
-        self.arms_t = torch.from_numpy(network_inputs(self.network, arms).astype(np.float32))
+        self.arms_t = to_torch(network_inputs(self.network, arms).astype(np.float32))
         values, grads = flat_gradients(self.net, self.arms_t)
         widths = np.sqrt(np.sum(grads * grads / self.design, axis=-1))
         scores = values + self.nu * self._radius() * widths
@@ -684,13 +691,13 @@ class TorchNeuralLogUCB2:
     def update(self, arms: np.ndarray, action: int, reward: float) -> None:
         grad = self.chosen_grad
         self.info += grad * grad
-        self.inputs.append(self.arms_t[action].numpy())
+        self.inputs.append(self.arms_t[action].cpu().numpy())
         self.rewards.append(reward)
         self.num_obs += 1
         if _train_now(self.num_obs, self.warmup, self.update_every):
             keep = slice(-self.buffer, None) if self.buffer else slice(None)
-            inputs = torch.from_numpy(np.asarray(self.inputs[keep], np.float32))
-            targets = torch.from_numpy(np.asarray(self.rewards[keep], np.float32))
+            inputs = to_torch(np.asarray(self.inputs[keep], np.float32))
+            targets = to_torch(np.asarray(self.rewards[keep], np.float32))
             torch_fit(self.net, self.zero_anchor, inputs, targets, None,
                       coef=self.penalty_coef(self.agent),
                       lr=self.lr, steps=self.steps, reduction=self.reduction, link="logistic")
@@ -715,15 +722,15 @@ def make_torch_feature_net(kernels: list[np.ndarray], biases: list[np.ndarray] |
     class FeatureNet(nn.Module):
         def __init__(self):
             super().__init__()
-            dtype = torch.from_numpy(np.asarray(kernels[0])).dtype
+            dtype = to_torch(np.asarray(kernels[0])).dtype
             self.layers = nn.ModuleList(
                 nn.Linear(k.shape[1], k.shape[0], bias=bool(biases), dtype=dtype)
                 for k in kernels)
             with torch.no_grad():
                 for i, (layer, k) in enumerate(zip(self.layers, kernels, strict=True)):
-                    layer.weight.copy_(torch.from_numpy(np.array(k)))
+                    layer.weight.copy_(to_torch(np.array(k)))
                     if biases:
-                        layer.bias.copy_(torch.from_numpy(np.array(biases[i])))
+                        layer.bias.copy_(to_torch(np.array(biases[i])))
 
         def forward(self, x):
             h = x
@@ -787,7 +794,7 @@ class _TorchDuelingBase:
         from jaxbandits.core import AUTO_BUFFER
 
         self.capacity = int(agent.buffer_size or AUTO_BUFFER)
-        self.dtype = dtype = torch.from_numpy(np.asarray(init["kernels"][0])).dtype
+        self.dtype = dtype = to_torch(np.asarray(init["kernels"][0])).dtype
         dim = network.in_features
         self.x1 = torch.zeros((self.capacity, dim), dtype=dtype)
         self.x2 = torch.zeros((self.capacity, dim), dtype=dtype)
@@ -805,7 +812,7 @@ class _TorchDuelingBase:
         return self.x1[:n], self.x2[:n], self.outcome[:n], self.weight[:n]
 
     def _tensor(self, x: np.ndarray):
-        return torch.from_numpy(np.asarray(x)).to(self.dtype)
+        return to_torch(np.asarray(x)).to(self.dtype)
 
     def _set_arms(self, arms: np.ndarray) -> None:
         self.arms_t = self._tensor(arms)
@@ -907,12 +914,12 @@ class _TorchDuelingBase:
         policy = cls(agent, network, cls.initial_params(agent, env, seed), num_arms,
                      np.random.default_rng(seed), "history")
         for name, values in (("x1", x1), ("x2", x2), ("outcome", outcome), ("weight", weight)):
-            getattr(policy, name)[:num] = torch.from_numpy(values)
+            getattr(policy, name)[:num] = to_torch(values)
         policy.num_obs = num
         for arms, pair, o in rounds:
             policy.update(arms, pair, o)
         got = policy._params()
-        gram = policy.gram().numpy()
+        gram = policy.gram().cpu().numpy()
 
         scale = max(float(np.max(np.abs(a))) for a in expected)
         params_error = max(float(np.max(np.abs(a - b))) for a, b in zip(got, expected,
@@ -965,8 +972,8 @@ class TorchNVLDB(_TorchDuelingBase):
         scale = math.sqrt(network.width) if network.scale_output else 1.0
         self.features = make_torch_feature_net(init["kernels"], scale=scale,
                                                final_relu=network.final_relu)
-        self.theta = torch.nn.Parameter(torch.from_numpy(init["theta"].copy()))
-        self.theta0 = torch.from_numpy(init["theta"].copy())
+        self.theta = torch.nn.Parameter(to_torch(init["theta"].copy()))
+        self.theta0 = to_torch(init["theta"].copy())
         self.optimizer = self._optimizer()
 
     def _optimizer(self):
@@ -989,8 +996,8 @@ class TorchNVLDB(_TorchDuelingBase):
         return [np.asarray(state.params.theta)] + _net_arrays(state.params.net)["kernels"]
 
     def _params(self) -> list[np.ndarray]:
-        return [self.theta.detach().numpy().copy()] + [
-            p.detach().numpy().copy() for p in self.features.parameters()]
+        return [self.theta.detach().cpu().numpy().copy()] + [
+            p.detach().cpu().numpy().copy() for p in self.features.parameters()]
 
     def gram(self):
         x1, x2, _, w = self._history()
@@ -1090,7 +1097,7 @@ class TorchNDB(_TorchDuelingBase):
 
     def _params(self) -> list[np.ndarray]:
         named = dict(self.net.named_parameters())
-        return [named[n].detach().numpy().copy() for n in self.names]
+        return [named[n].detach().cpu().numpy().copy() for n in self.names]
 
     def _gradients(self, x):
         """``(N, p)`` per-sample flat gradients of ``f`` at the rows of ``x``."""
@@ -1168,10 +1175,10 @@ def _torch_trunk(arrays: dict, prefix: str, activation: str):
         kernel = np.asarray(arrays[f"{prefix}.layers.{i}.kernel"])
         bias = np.asarray(arrays[f"{prefix}.layers.{i}.bias"])
         linear = nn.Linear(kernel.shape[0], kernel.shape[1],
-                           dtype=torch.from_numpy(kernel[:1, :1].copy()).dtype)
+                           dtype=to_torch(kernel[:1, :1].copy()).dtype)
         with torch.no_grad():
-            linear.weight.copy_(torch.from_numpy(kernel.T.copy()))
-            linear.bias.copy_(torch.from_numpy(bias.copy()))
+            linear.weight.copy_(to_torch(kernel.T.copy()))
+            linear.bias.copy_(to_torch(bias.copy()))
         paths += [(f"{prefix}.layers.{i}.kernel", linear.weight, True),
                   (f"{prefix}.layers.{i}.bias", linear.bias, False)]
         layers += [linear, nn.ReLU() if activation == "relu" else nn.LeakyReLU(0.01)]
@@ -1183,7 +1190,7 @@ def _read_params(paths) -> dict[str, np.ndarray]:
     """The parameters of ``[(path, parameter, transposed)]`` in the library's layout."""
     out = {}
     for path, param, transposed in paths:
-        value = param.detach().numpy()
+        value = param.detach().cpu().numpy()
         out[path] = (value.T if transposed else value).copy()
     return out
 
@@ -1218,11 +1225,11 @@ def make_torch_ensemble_pp(arrays: dict, *, posterior_scale: float, prior_scale:
             kernel = np.asarray(arrays["base.kernel"])  # (D, C)
             self.hidden_dim, self.action_num = kernel.shape
             self.based_out = nn.Linear(*kernel.shape, bias=False,
-                                       dtype=torch.from_numpy(kernel[:1, :1].copy()).dtype)
+                                       dtype=to_torch(kernel[:1, :1].copy()).dtype)
             with torch.no_grad():
-                self.based_out.weight.copy_(torch.from_numpy(kernel.T.copy()))
-            self.weight = nn.Parameter(torch.from_numpy(np.array(arrays["factor"])))
-            self.prior_weight = nn.Parameter(torch.from_numpy(np.array(arrays["prior"])),
+                self.based_out.weight.copy_(to_torch(kernel.T.copy()))
+            self.weight = nn.Parameter(to_torch(np.array(arrays["factor"])))
+            self.prior_weight = nn.Parameter(to_torch(np.array(arrays["prior"])),
                                              requires_grad=False)
             self.paths += [("base.kernel", self.based_out.weight, True),
                            ("factor", self.weight, False)]
@@ -1362,8 +1369,8 @@ class TorchEnsemblePP:
     def scores(self, arms: np.ndarray, zeta: np.ndarray) -> np.ndarray:
         """``f(x_k, zeta)`` ``(K,)`` for ``zeta`` ``(1, M)``."""
         with torch.no_grad():
-            x = torch.from_numpy(np.array(arms, self.np_dtype))
-            return self.net(torch.from_numpy(np.array(zeta, self.np_dtype)), x).numpy()
+            x = to_torch(np.array(arms, self.np_dtype))
+            return self.net(to_torch(np.array(zeta, self.np_dtype)), x).cpu().numpy()
 
     def act(self, arms: np.ndarray) -> int:
         value = self.scores(arms, self._zeta())
@@ -1381,10 +1388,10 @@ class TorchEnsemblePP:
 
     def _learn(self) -> None:
         index = self._indices()
-        f_batch = torch.from_numpy(self.f[index])
-        r_batch = torch.from_numpy(self.r[index])
-        z_batch = torch.from_numpy(self.z[index])
-        update_noise = torch.from_numpy(self._update_noise(len(index)))
+        f_batch = to_torch(self.f[index])
+        r_batch = to_torch(self.r[index])
+        z_batch = to_torch(self.z[index])
+        update_noise = to_torch(self._update_noise(len(index)))
         target_noise = torch.bmm(update_noise, z_batch.unsqueeze(-1)) * self.coef
         predict = self.net(update_noise, f_batch)
         diff = target_noise.squeeze(-1) + r_batch.unsqueeze(-1) - predict
@@ -1538,7 +1545,7 @@ class LangevinMC:
     def step(self) -> None:
         with torch.no_grad():
             if self.feed is not None:
-                draws = [torch.from_numpy(np.array(n)).reshape(p.shape)
+                draws = [to_torch(np.array(n)).reshape(p.shape)
                          for n, p in zip(self.feed.pop(0), self.params, strict=True)]
                 noise = self.temp * torch.cat([d.reshape(-1) for d in draws])
             else:
@@ -1607,9 +1614,9 @@ class TorchLMCTS:
         trunk, self.paths = _torch_trunk(init, "backbone", backbone.activation)
         kernel = np.asarray(init["base.kernel"])  # (D, 1)
         out = nn.Linear(kernel.shape[0], 1, bias=False,
-                        dtype=torch.from_numpy(kernel[:1, :1].copy()).dtype)
+                        dtype=to_torch(kernel[:1, :1].copy()).dtype)
         with torch.no_grad():
-            out.weight.copy_(torch.from_numpy(kernel.T.copy()))
+            out.weight.copy_(to_torch(kernel.T.copy()))
         self.paths.append(("base.kernel", out.weight, True))
         self.model = nn.Sequential(trunk, out)
         self.dtype = out.weight.dtype
@@ -1628,7 +1635,7 @@ class TorchLMCTS:
         self.warmup = 0
 
     def _tensor(self, x):
-        return torch.from_numpy(np.asarray(x)).to(self.dtype)
+        return to_torch(np.asarray(x)).to(self.dtype)
 
     def act(self, arms: np.ndarray) -> int:
         with torch.no_grad():
@@ -1823,8 +1830,8 @@ def check_training(env, agent, name: str, seed: int = 0, quick: bool = False) ->
         theta0, anchor, jnp.asarray(arms, jnp.float32), jnp.asarray(counts, jnp.float32),
         jnp.asarray(sums, jnp.float32)))]
 
-    arms_t = torch.from_numpy(network_inputs(network, arms).astype(np.float32))
-    anchor_t = [torch.from_numpy(np.array(k, np.float32)) for k in anchor_k]
+    arms_t = to_torch(network_inputs(network, arms).astype(np.float32))
+    anchor_t = [to_torch(np.array(k, np.float32)) for k in anchor_k]
     kwargs = dict(coef=coef, lr=float(agent.learning_rate), steps=int(agent.num_grad_steps),
                   reduction=agent.loss_reduction, link=link)
     scale = max(float(np.max(np.abs(k))) for k in expected)
@@ -1833,11 +1840,11 @@ def check_training(env, agent, name: str, seed: int = 0, quick: bool = False) ->
         net = make_torch_mlp(kernels, agent.width)
         if data == "history":
             torch_fit(net, anchor_t, arms_t[torch.as_tensor(pulls)],
-                      torch.from_numpy(rewards.astype(np.float32)), None, **kwargs)
+                      to_torch(rewards.astype(np.float32)), None, **kwargs)
         else:
-            torch_fit(net, anchor_t, arms_t, torch.from_numpy(counts.astype(np.float32)),
-                      torch.from_numpy(sums.astype(np.float32)), **kwargs)
-        got = [p.detach().numpy() for p in net.parameters()]
+            torch_fit(net, anchor_t, arms_t, to_torch(counts.astype(np.float32)),
+                      to_torch(sums.astype(np.float32)), **kwargs)
+        got = [p.detach().cpu().numpy() for p in net.parameters()]
         errors[data] = max(float(np.max(np.abs(a - b))) for a, b in zip(got, expected,
                                                                         strict=True)) / scale
     moved = max(float(np.max(np.abs(a - b))) for a, b in zip(expected, kernels, strict=True))
@@ -1907,6 +1914,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="the PyTorch reference's training data: the full history (the papers' "
                         "code), the per-arm statistics, or both (default both; quick: history)")
     p.add_argument("--torch-threads", type=int, default=1, help="torch.set_num_threads")
+    p.add_argument("--torch-device", default="cpu",
+                   help="device of the PyTorch reference (cpu, cuda): the papers' code runs on "
+                        "a GPU when it has one, one seed at a time")
     p.add_argument("--check-seeds", type=int, default=None,
                    help="PyTorch seeds (timed and regret-checked) (default 3; quick: 1)")
     p.add_argument("--check-runs", type=int, default=None,
@@ -2027,11 +2037,12 @@ def main(argv=None) -> int:
     have_torch = not args.no_torch and _import_torch() is not None
     if have_torch:
         torch.set_num_threads(args.torch_threads)
+        torch.set_default_device(args.torch_device)
     print(f"jaxbandits neural throughput benchmark | jax {jax.__version__}, backend "
           f"{jax.default_backend()}, {jax.device_count()} device(s) "
           f"[{jax.devices()[0].device_kind}] | "
-          + (f"torch {torch.__version__} ({torch.get_num_threads()} thread(s))" if have_torch
-             else "torch: not used") +
+          + (f"torch {torch.__version__} on {args.torch_device} ({torch.get_num_threads()} "
+             f"thread(s))" if have_torch else "torch: not used") +
           f" | python {platform.python_version()} | {os.cpu_count()} CPU(s), load average "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"JAX: warmup=0, {args.horizon}+ rounds per call (agents with a ring buffer: the "

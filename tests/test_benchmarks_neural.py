@@ -125,6 +125,30 @@ def test_seed001_references_match_the_agents_update():
         assert out["moved"] > 1e-4, (name, out)  # the rounds did train
 
 
+def test_torch_device_option_defaults_to_the_cpu():
+    assert bench.parse_args(["--quick"]).torch_device == "cpu"
+    assert bench.parse_args(["--quick", "--torch-device", "cuda"]).torch_device == "cuda"
+
+
+@pytest.mark.skipif(not HAVE_TORCH, reason="the PyTorch references need torch (.[bench])")
+def test_reference_tensors_follow_the_torch_device():
+    """Every NumPy array the references turn into a tensor goes through ``to_torch``, which
+    lands on ``torch.set_default_device`` (``--torch-device``; checked with the ``meta`` device,
+    which needs no GPU): a CPU tensor among CUDA ones would fail at the first product."""
+    torch = bench._import_torch()
+    source = SCRIPT.read_text()
+    assert "torch.from_numpy(" not in source.replace("return torch.from_numpy(array)", "")
+    previous = torch.get_default_device()
+    try:
+        torch.set_default_device("meta")
+        assert bench.to_torch(np.ones((2, 3), np.float32)).device.type == "meta"
+        assert torch.zeros(3).device.type == "meta"
+    finally:
+        torch.set_default_device(previous)
+    tensor = bench.to_torch(np.arange(3.0))
+    assert tensor.device.type == "cpu" and tensor.dtype == torch.float64
+
+
 @pytest.fixture(scope="module")
 def quick_output() -> str:
     """One quick run over a neural agent, a dueling agent (pair actions, a pair history sized
