@@ -184,3 +184,29 @@ def test_matmul_rates_parses_shapes_and_prints_a_rate_per_shape(capsys):
     assert re.search(r"^2048 x 2048 @ 2048 x 2048: [\d.]+ GFLOP/s$", out, re.M), out
     for runs, rows, width in ((2, 3, 4), (1, 5, 2)):
         assert re.search(rf"^\s*{runs}\s+{rows}\s+{width}\s+[\d.]+\s+[\d.]+%$", out, re.M), out
+
+
+def test_linear_floor_prints_pieces_and_budgets(capsys):
+    spec = importlib.util.spec_from_file_location("_linear_floor",
+                                                  SCRIPT.parent / "linear_floor.py")
+    floor = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(floor)
+    assert floor.main(["--quick", "--cores", "2"]) == 0
+    out = capsys.readouterr().out
+    pieces = {}
+    for piece in ("draw", "sample", "select", "update", "update+widths"):
+        match = re.search(rf"^{re.escape(piece)}\s+([\d.]+)$", out, re.M)
+        assert match, out
+        pieces[piece] = float(match.group(1))
+    assert all(ns > 0 for ns in pieces.values()), pieces
+    for name in ("lin-ts", "lin-ucb"):
+        line = re.search(rf"^{name}: engine ([\d.]+) ns .*\(its pieces: ([\d.]+)\); NumPy loop "
+                         r"([\d,]+) and batched NumPy ([\d,]+) seed-steps/s$", out, re.M)
+        assert line, out
+        loop, batched = (float(line.group(i).replace(",", "")) for i in (3, 4))
+        budget = re.search(rf"^{name}: .*\n  100x loop: budget ([\d.]+) ns", out, re.M)
+        # 2 cores x 1e9 ns over 100 times the loop's rate (the rate printed rounded)
+        assert float(budget.group(1)) == pytest.approx(2e9 / (100 * loop), rel=1e-3, abs=0.06), out
+        assert re.search(rf"^{name}: .*\n.*\n  10x batched: budget ([\d.]+) ns", out, re.M), out
+        assert batched > 0
+    assert "the Gaussian draw alone is" in out
