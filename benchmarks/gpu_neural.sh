@@ -4,13 +4,17 @@
 # per-seed loop on the SAME GPU (`--torch-device cuda`, as the papers' code runs when it has one).
 # Run from the repository root on a machine with a GPU, jax[cuda] and torch (CUDA build):
 #
-#     bash benchmarks/gpu_neural.sh [LOG_DIR]        # about 6 minutes on one H100
+#     bash benchmarks/gpu_neural.sh [LOG_DIR [OPTIONS...]]   # about 6 minutes on one H100
+#
+# OPTIONS go to throughput_neural.py after the defaults below (a later option wins), e.g.
+# `--agents neural-ucb,ndb-ucb --check-seeds 1`.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source benchmarks/_gpu_setup.sh "$@"
+shift || true  # the rest are throughput_neural.py options
 
 timeout "${NEURAL_LIMIT:-420}" python3 benchmarks/throughput_neural.py --torch-device cuda \
-  --agents "${AGENTS:-nvldb-ucb-asym,lmc-ts,neural-ensemble-pp}" --runs 1,100,1000 \
-  --check-seeds 3 --torch-data history --repeats 1 --min-time 0.5 --markdown 2>&1 \
+  --agents nvldb-ucb-asym,lmc-ts,neural-ensemble-pp --runs 1,100,1000 \
+  --check-seeds 3 --torch-data history --repeats 1 --min-time 0.5 --markdown "$@" 2>&1 \
   | tee "$LOG/neural_vs_torch.txt"
 echo "done"

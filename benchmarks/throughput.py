@@ -120,6 +120,7 @@ from _bench import (  # noqa: E402
     int_list,
     parse_agent_spec,
     print_table,
+    regret_agreement,
     time_jax,
 )
 from throughput_neural import TORCH_REFERENCES  # noqa: E402
@@ -914,22 +915,10 @@ def check_numpy(env, agent, name: str, *, horizon: int, seeds: int, jax_runs: in
     return {
         "rate": max(rates),
         "rate_median": float(np.median(rates)),
-        **_regret_agreement(regrets, jax_mean, jax_half),
+        **regret_agreement(regrets, jax_mean, jax_half, jax_runs),
         "numpy_runs": runs,
         "compiled": {compiled: result.compile_time},
     }
-
-
-def _regret_agreement(regrets, jax_mean: float, jax_half: float) -> dict:
-    """NumPy's mean final regret and 95% half-width against the JAX agent's: consistent when the
-    means agree up to sampling noise (same algorithm, same problem distribution; a generous
-    margin, since a handful of NumPy seeds is noisy)."""
-    np_mean = float(np.mean(regrets))
-    seeds = len(regrets)
-    np_half = (1.96 * float(np.std(regrets, ddof=1)) / math.sqrt(seeds)) if seeds > 1 else 0.0
-    margin = 2.0 * math.hypot(np_half, jax_half) + 0.15 * abs(jax_mean)
-    return {"np_regret": np_mean, "np_half": np_half, "jax_regret": jax_mean,
-            "jax_half": jax_half, "consistent": abs(np_mean - jax_mean) <= margin}
 
 
 def check_batched(env, agent, name: str, *, horizon: int, runs: int, seed: int, dtype,
@@ -938,7 +927,7 @@ def check_batched(env, agent, name: str, *, horizon: int, runs: int, seed: int, 
     (``jax_mean +- jax_half``, from ``check_numpy``), and its seed-steps/s at ``runs``."""
     run = numpy_batched_run(env, agent, name, horizon, runs, seed, dtype=dtype)
     return {"rate": runs * run.steps / run.seconds,
-            **_regret_agreement(run.regrets, jax_mean, jax_half)}
+            **regret_agreement(run.regrets, jax_mean, jax_half, runs)}
 
 
 def time_batched(env, agent, name: str, *, horizon: int, runs: int, repeats: int,

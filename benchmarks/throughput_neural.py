@@ -116,6 +116,7 @@ from _bench import (  # noqa: E402
     matmul_gflops,
     parse_agent_spec,
     print_table,
+    regret_agreement,
     time_jax,
 )
 
@@ -2178,11 +2179,9 @@ def main(argv=None) -> int:
             if steady is agent and torch_horizon == horizon:  # also a timing trial (below)
                 check_result = result
             jax_mean, jax_half = result.final("regret")
-            np_mean = float(np.mean(regrets))
-            np_half = (1.96 * float(np.std(regrets, ddof=1)) / math.sqrt(len(regrets))
-                       if len(regrets) > 1 else 0.0)
-            margin = 2.0 * math.hypot(np_half, jax_half) + 0.15 * abs(jax_mean)
-            consistent = abs(np_mean - jax_mean) <= margin
+            agreement = regret_agreement(regrets, jax_mean, jax_half, check_runs)
+            np_mean, np_half = agreement["np_regret"], agreement["np_half"]
+            consistent = agreement["consistent"]
             check = {"train": train, "consistent": consistent}
             verdict = "consistent" if consistent else "MISMATCH: check the PyTorch reference"
             print(f"[check] {label}: final regret at T={torch_horizon}: PyTorch "

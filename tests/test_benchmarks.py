@@ -210,3 +210,17 @@ def test_linear_floor_prints_pieces_and_budgets(capsys):
         assert re.search(rf"^{name}: .*\n.*\n  10x batched: budget ([\d.]+) ns", out, re.M), out
         assert batched > 0
     assert "the Gaussian draw alone is" in out
+
+
+def test_regret_agreement_gives_one_seed_the_spread_of_one_run():
+    from _bench import regret_agreement
+
+    # 100 JAX runs at 438 +- 39.5 (95% half-width): one run's spread is about +- 395
+    one = regret_agreement([213.0], 438.0, 39.5, 100)
+    assert one["np_half"] == pytest.approx(395.0) and one["consistent"]
+    assert not regret_agreement([213.0], 438.0, 39.5, 1)["consistent"]  # one run: no spread
+    many = regret_agreement([400.0, 420.0, 440.0, 460.0], 438.0, 39.5, 100)
+    assert many["np_regret"] == pytest.approx(430.0)
+    assert many["np_half"] == pytest.approx(1.96 * np.std([400, 420, 440, 460], ddof=1) / 2)
+    assert many["consistent"]
+    assert not regret_agreement([100.0, 101.0, 99.0], 438.0, 3.0, 100)["consistent"]
