@@ -2,8 +2,9 @@
 
 For each neural agent and run count this prints how many seed-steps (runs x rounds) per second
 ``jb.simulate`` plays once training is under way (compile time excluded, reported separately),
-next to a PyTorch (CPU) implementation of the same algorithm that plays one seed at a time with a
-Python loop per step, as the papers' code does: the same network and initialisation, the same
+next to a PyTorch implementation of the same algorithm (on the CPU, or on a GPU with
+``--torch-device cuda``) that plays one seed at a time with a Python loop per step, as the
+papers' code does: the same network and initialisation, the same
 number of full-batch gradient steps on the same loss, the same retraining schedule. It also shows
 that the engine's cost per round is flat in t (per-arm statistics, fixed shapes) and checks that
 each PyTorch reference is a correct implementation:
