@@ -5,7 +5,6 @@ LOG=${1:-gpu-logs}
 mkdir -p "$LOG"
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
 export JAXBANDITS_COMPILATION_CACHE=${JAXBANDITS_COMPILATION_CACHE:-off}  # compile times as paid
-export XLA_PYTHON_CLIENT_PREALLOCATE=false  # JAX leaves the card to PyTorch where both run
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$LOG/device.txt"
 python3 - <<'PY' | tee -a "$LOG/device.txt"
 import importlib.util, jax, flax

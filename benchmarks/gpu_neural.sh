@@ -12,6 +12,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 source benchmarks/_gpu_setup.sh "$@"
 shift || true  # the rest are throughput_neural.py options
+export XLA_PYTHON_CLIENT_PREALLOCATE=false  # JAX leaves the card to PyTorch
 
 timeout "${NEURAL_LIMIT:-420}" python3 benchmarks/throughput_neural.py --torch-device cuda \
   --agents nvldb-ucb-asym,lmc-ts,neural-ensemble-pp --runs 1,100,1000 \
