@@ -10,7 +10,8 @@ runner plays them:
 
 * ``draw``: the Gaussian ``z`` of ``d`` numbers that Thompson sampling needs, from the run's own
   key (``fold_in(stream, t)``, as every engine draw: the reproducibility guarantees rest on
-  per-run counter-based keys), and ``sample``: ``ridge_sample``, the draw and ``mean + S z``;
+  per-run counter-based keys), ``bits``: its random bits alone (threefry, before the
+  inverse-erf transform), and ``sample``: ``ridge_sample``, the draw and ``mean + S z``;
 * ``select``: the scores ``arms @ theta`` of the run's ``K`` arms, ``greedy_index`` and the
   chosen row;
 * ``update``: ``ridge_update``, the Potter square-root rank-one step (three ``d x d`` passes),
@@ -74,6 +75,11 @@ def piece_costs(dim: int, num_arms: int, runs: int, horizon: int, repeats: int) 
         z = jax.vmap(lambda s: jax.random.normal(jax.random.fold_in(s, t), (dim,)))(streams)
         return carry + z, None
 
+    def bits(carry, t):
+        def one(s):
+            return jax.random.bits(jax.random.fold_in(s, t), (dim,)).astype(carry.dtype)
+        return carry + jax.vmap(one)(streams), None
+
     def sample(carry, t):
         def one(state, stream):
             return ridge_sample(state, jax.random.fold_in(stream, t), 0.5)
@@ -101,6 +107,7 @@ def piece_costs(dim: int, num_arms: int, runs: int, horizon: int, repeats: int) 
     theta0 = jnp.zeros((runs, dim))
     seconds = {
         "draw": _best_time(program(draw), theta0, repeats=repeats),
+        "bits": _best_time(program(bits), theta0, repeats=repeats),
         "sample": _best_time(program(sample), theta0, repeats=repeats),
         "select": _best_time(program(select), theta0 + 0.1, repeats=repeats),
         "update": _best_time(program(update), ridge, repeats=repeats),

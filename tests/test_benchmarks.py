@@ -194,7 +194,7 @@ def test_linear_floor_prints_pieces_and_budgets(capsys):
     assert floor.main(["--quick", "--cores", "2"]) == 0
     out = capsys.readouterr().out
     pieces = {}
-    for piece in ("draw", "sample", "select", "update", "update+widths"):
+    for piece in ("draw", "bits", "sample", "select", "update", "update+widths"):
         match = re.search(rf"^{re.escape(piece)}\s+([\d.]+)$", out, re.M)
         assert match, out
         pieces[piece] = float(match.group(1))
