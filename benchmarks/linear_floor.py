@@ -41,6 +41,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _bench import time_jax  # noqa: E402
+
 TARGETS = {"loop": 100.0, "batched": 10.0}  # issue 15: x the per-seed loop, x batched NumPy
 
 
@@ -118,15 +120,14 @@ def piece_costs(dim: int, num_arms: int, runs: int, horizon: int, repeats: int) 
 
 
 def agent_cost(name: str, runs: int, horizon: int, repeats: int) -> float:
-    """ns per seed-step of ``jb.simulate`` of ``name`` on ``linear`` (one device)."""
+    """ns per seed-step of ``jb.simulate`` of ``name`` on ``linear`` (one device; best of
+    ``repeats`` calls after the compiling one, ``_bench.time_jax``)."""
     import jaxbandits as jb
 
     env, agent = jb.make_env("linear"), jb.make_agent(name)
-    best = float("inf")
-    for _ in range(repeats + 1):  # the first call compiles
-        result = jb.simulate(env, agent, 0, horizon, runs, progress=False)
-        best = min(best, result.wall_time)
-    return 1e9 * best / (runs * horizon)
+    rate = time_jax(env, agent, horizon, runs, repeats=repeats, min_time=0.0, chunk_size=None,
+                    seed=0)["rate"]
+    return 1e9 / rate
 
 
 def numpy_rates(name: str, runs: int, horizon: int, min_time: float) -> dict:
