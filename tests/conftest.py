@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import jax
 import pytest
@@ -10,6 +11,11 @@ import pytest
 # The CLI, benchmarks and reproductions turn JAX's persistent compilation cache on by default;
 # tests that call them in-process keep it off (tests/test_cache.py checks it in subprocesses).
 os.environ["JAXBANDITS_COMPILATION_CACHE"] = "off"
+
+# The shared data files (UCI shuttle and magic, the OBD samples) live in ../shared/data beside
+# the repository; the library does not know that folder, the tests point JAXBANDITS_DATA at it.
+os.environ.setdefault("JAXBANDITS_DATA",
+                      str(Path(__file__).resolve().parents[2] / "shared" / "data"))
 
 # Start JAX's backend now, with the devices the environment asks for (XLA's single CPU device by
 # default), so that a script run in-process (the CLI, the benchmarks and reproductions call

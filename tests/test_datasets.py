@@ -1,16 +1,19 @@
 """Real-data environments: classification data sets as bandits, and the Open Bandit Dataset replay.
 
-The shared files (``../shared/data`` next to the repository: UCI shuttle and magic, the OBD
-samples) are read when present; those tests skip otherwise. The digits tests (scikit-learn's
-bundled copy) and the loader tests on small files written here always run. Nothing here touches
-the network: downloads are exercised with the fetchers replaced by local fakes.
+The shared files (UCI shuttle and magic, the OBD samples; found through ``JAXBANDITS_DATA``,
+which ``conftest.py`` points at ``../shared/data`` next to the repository) are read when
+present; those tests skip otherwise. The digits tests (scikit-learn's bundled copy) and the
+loader tests on small files written here always run. Nothing here touches the network:
+downloads are exercised with the fetchers replaced by local fakes.
 """
 
 from __future__ import annotations
 
 import gzip
 import json
+import os
 import struct
+import urllib.request
 from pathlib import Path
 
 import jax
@@ -23,7 +26,7 @@ from jaxbandits.cli import _table_markdown, main
 from jaxbandits.envs import datasets
 from jaxbandits.envs.datasets import DataNotFoundError, block_features, load_dataset
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+SHARED = Path(os.environ["JAXBANDITS_DATA"].split(os.pathsep)[0])  # set by conftest.py
 needs_shared = pytest.mark.skipif(
     not (SHARED / "uci").is_dir() or not (SHARED / "obd").is_dir(),
     reason=f"shared data files not found at {SHARED} (UCI shuttle/magic and the OBD samples)",
@@ -164,17 +167,18 @@ def test_numeric_loaders(tmp_path):
 
     covtype = tmp_path / "covtype.data.gz"
     with gzip.open(covtype, "wt") as f:
-        for i in range(5):
+        for i in range(15):  # at least 2 rows per class of the data set (2 * 7)
             f.write(",".join(str(v) for v in rng.integers(0, 3, 54)) + f",{1 + i % 2}\n")
     table = load_dataset("covertype", covtype)
     assert (table.meta.dim, table.meta.num_classes) == (54, 7)  # K is the data set's, not seen
-    assert np.bincount(np.asarray(table.labels)).tolist() == [3, 2]
+    assert np.bincount(np.asarray(table.labels)).tolist() == [8, 7]
 
 
 def test_magic_labels_map_gamma_to_arm_1(tmp_path):
-    rows = [",".join(["1.5"] * 9) + f",{v},{c}" for v, c in ((1, "g"), (2, "h"), (3, "g"))]
+    rows = [",".join(["1.5"] * 9) + f",{v},{c}"
+            for v, c in ((1, "g"), (2, "h"), (3, "g"), (4, "h"))]
     table = load_dataset("magic", _write(tmp_path / "magic04.data", rows))
-    assert np.asarray(table.labels).tolist() == [1, 0, 1]
+    assert np.asarray(table.labels).tolist() == [1, 0, 1, 0]
     (tmp_path / "bad").mkdir()
     bad = _write(tmp_path / "bad" / "magic04.data", rows[:1] + ["1,1,1,1,1,1,1,1,1,1,x"])
     with pytest.raises(ValueError, match="unexpected labels"):
@@ -211,20 +215,20 @@ def test_mushroom_categorical_encodings(tmp_path):
 
 def test_mnist_formats_and_pooling(tmp_path):
     rng = np.random.default_rng(2)
-    images = rng.integers(0, 256, (6, 28, 28)).astype(np.uint8)
-    labels = np.asarray([0, 1, 2, 3, 4, 9], np.uint8)
+    images = rng.integers(0, 256, (20, 28, 28)).astype(np.uint8)  # 2 rows per class at least
+    labels = np.asarray([0, 1, 2, 3, 4, 9] * 3 + [5, 5], np.uint8)
     np.savez(tmp_path / "mnist.npz", x_train=images, y_train=labels, x_test=images[:1],
              y_test=labels[:1])
     table = load_dataset("mnist", tmp_path / "mnist.npz")
-    assert (table.meta.num_rows, table.meta.dim, table.meta.num_classes) == (6, 196, 10)
+    assert (table.meta.num_rows, table.meta.dim, table.meta.num_classes) == (20, 196, 10)
     assert load_dataset("mnist", tmp_path, image_size=7).meta.dim == 49
 
     idx = tmp_path / "idx"
     idx.mkdir()
     with gzip.open(idx / "train-images-idx3-ubyte.gz", "wb") as f:
-        f.write(struct.pack(">4B3I", 0, 0, 8, 3, 6, 28, 28) + images.tobytes())
+        f.write(struct.pack(">4B3I", 0, 0, 8, 3, 20, 28, 28) + images.tobytes())
     with gzip.open(idx / "train-labels-idx1-ubyte.gz", "wb") as f:
-        f.write(struct.pack(">4BI", 0, 0, 8, 1, 6) + labels.tobytes())
+        f.write(struct.pack(">4BI", 0, 0, 8, 1, 20) + labels.tobytes())
     from_idx = load_dataset("mnist", idx)
     np.testing.assert_array_equal(from_idx.features, table.features)
     np.testing.assert_array_equal(from_idx.labels, labels)
@@ -253,13 +257,16 @@ def test_missing_file_says_where_to_put_it(tmp_path, monkeypatch):
     assert "download('shuttle')" in message and "JAXBANDITS_DATA" in message
     assert isinstance(err.value, FileNotFoundError) and isinstance(err.value, ValueError)
 
-    # without the shared folder and with an empty cache, the default search fails the same way
-    monkeypatch.setattr(datasets, "SHARED_DATA_DIR", tmp_path / "absent")
+    # without JAXBANDITS_DATA, with no per-user folder and an empty cache, the default search
+    # fails the same way, naming the variable and the per-user folder
     monkeypatch.delenv("JAXBANDITS_DATA", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
     monkeypatch.setenv("JAXBANDITS_CACHE", str(tmp_path / "cache"))
     with pytest.raises(DataNotFoundError, match="magic04.data") as err:
         jb.make_env("magic")
-    assert str(tmp_path / "cache") in str(err.value)
+    message = str(err.value)
+    assert str(tmp_path / "cache") in message and "JAXBANDITS_DATA" in message
+    assert str(tmp_path / "xdg" / "jaxbandits") in message
     with pytest.raises(DataNotFoundError, match="item_context.csv"):
         jb.make_env("obd-replay")
     jb.make_env("digits")  # bundled data needs no file
@@ -282,15 +289,15 @@ def test_environment_variable_folder_is_searched(tmp_path, monkeypatch):
 def test_download_writes_into_the_cache(tmp_path, monkeypatch):
     def fake_urlretrieve(url, target):
         assert url.endswith("data_banknote_authentication.txt")
-        _write(Path(target), ["1,2,3,4,0", "2,3,4,5,1", "0,0,1,1,1"])
+        _write(Path(target), ["1,2,3,4,0", "2,3,4,5,1", "0,0,1,1,1", "1,0,1,0,0"])
 
-    monkeypatch.setattr(datasets.urllib.request, "urlretrieve", fake_urlretrieve)
+    monkeypatch.setattr(urllib.request, "urlretrieve", fake_urlretrieve)
     monkeypatch.setenv("JAXBANDITS_CACHE", str(tmp_path / "cache"))
     path = datasets.download("banknote")
     assert path == tmp_path / "cache" / "data_banknote_authentication.txt"
-    monkeypatch.setattr(datasets, "SHARED_DATA_DIR", tmp_path / "absent")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
     monkeypatch.delenv("JAXBANDITS_DATA", raising=False)
-    assert load_dataset("banknote").meta.num_rows == 3  # found in the cache
+    assert load_dataset("banknote").meta.num_rows == 4  # found in the cache
 
     class Bunch:  # what sklearn's fetch_openml returns for phoneme (OpenML 1489)
         data = np.arange(20, dtype=float).reshape(4, 5)

@@ -53,12 +53,18 @@ mnist      60,000   196     10    ``mnist.npz`` (Keras layout) or ``train-images
 covertype  581,012  54      7     ``covtype.data.gz`` (UCI Covertype)
 =========  =======  ======  ====  ===========================================================
 
-Where files are looked for, in order: an explicit ``path=`` (a file or a folder), the folder in
-the ``JAXBANDITS_DATA`` environment variable, ``../shared/data`` next to the repository, and the
-download cache (``JAXBANDITS_CACHE``, default ``~/.cache/jaxbandits``); inside each folder also in
-its ``uci/`` and ``mnist/`` subfolders. Nothing is ever downloaded implicitly: a missing file
-raises :class:`DataNotFoundError`, which says where to put the file and how to fetch it once with
-:func:`download`.
+Where files are looked for, in order (:mod:`jaxbandits.data.locate`): an explicit ``path=`` (a
+file or a folder; then nowhere else), else the folders in the ``JAXBANDITS_DATA`` environment
+variable, the per-user data folder ``$XDG_DATA_HOME/jaxbandits`` (``~/.local/share/jaxbandits``)
+and the download cache (``JAXBANDITS_CACHE``, default ``~/.cache/jaxbandits``); inside each
+folder also in its ``uci/`` and ``mnist/`` subfolders. Nothing is ever downloaded implicitly: a
+missing file raises :class:`DataNotFoundError`, which says where to put the file and how to fetch
+it once with :func:`download`. A file that is not the data set (undecodable bytes, another
+number of columns, one class, fewer than two rows per class) raises
+:class:`~jaxbandits.data.DataFileError` naming the file.
+
+This module holds the environments; reading, locating and downloading files and the table type
+live in :mod:`jaxbandits.data` (re-exported here under their old names).
 
 Example::
 
@@ -69,15 +75,7 @@ Example::
 
 from __future__ import annotations
 
-import dataclasses
-import functools
-import gzip
-import hashlib
 import os
-import struct as _struct
-import urllib.request
-from collections.abc import Callable
-from pathlib import Path
 from typing import Any, ClassVar
 
 import jax
@@ -97,8 +95,24 @@ from jaxbandits.core import (
     check_types,
     float_dtype,
 )
+from jaxbandits.data import (
+    CATEGORICAL_ENCODINGS,
+    DATASETS,
+    NORMALIZATIONS,
+    DataNotFoundError,
+    DatasetInfo,
+    DataTable,
+    cache_dir,
+    download,
+    find_data_file,
+    load_dataset,
+    make_table,
+    normalize_features,
+    search_dirs,
+)
 from jaxbandits.registry import register_env
 
+# The names of jaxbandits.data in this list are re-exported for earlier import paths.
 __all__ = [
     "DATASETS",
     "ClassificationEnv",
@@ -123,207 +137,8 @@ __all__ = [
     "search_dirs",
 ]
 
-DATA_ENV_VAR = "JAXBANDITS_DATA"
-CACHE_ENV_VAR = "JAXBANDITS_CACHE"
-REPO_ROOT = Path(__file__).resolve().parents[2]
-SHARED_DATA_DIR = REPO_ROOT.parent / "shared" / "data"
-SUBFOLDERS = ("", "uci", "mnist")
-
-NORMALIZATIONS: tuple[str, ...] = ("minmax", "minmax-row", "zscore", "none")
+#: How a classification environment picks a run's row each round.
 SAMPLINGS: tuple[str, ...] = ("pool", "sequential")
-CATEGORICAL_ENCODINGS: tuple[str, ...] = ("random", "onehot")
-
-
-class DataNotFoundError(FileNotFoundError, ValueError):
-    """A data file is missing; the message says where to put it and how to download it.
-
-    It is a ``FileNotFoundError`` and a ``ValueError``, so the command line reports it as a
-    usage error.
-    """
-
-
-@dataclasses.dataclass(frozen=True)
-class DatasetInfo:
-    """What a data set is and where it comes from.
-
-    Attributes:
-      name: the key in :data:`DATASETS`.
-      files: file names the loader reads, in order of preference (empty when bundled).
-      classes: the raw label of each arm, in arm order (``None``: sorted unique labels).
-      num_classes: K.
-      dim: the base feature dimension d with default options.
-      rows: the number of rows of the preferred file.
-      source: where the data come from.
-      url: what :func:`download` fetches (a direct URL, or ``openml:<id>``; empty if bundled).
-    """
-
-    name: str
-    files: tuple[str, ...]
-    classes: tuple[str, ...] | None
-    num_classes: int
-    dim: int
-    rows: int
-    source: str
-    url: str
-
-
-_UCI = "https://archive.ics.uci.edu/ml/machine-learning-databases"
-
-DATASETS: dict[str, DatasetInfo] = {
-    info.name: info
-    for info in (
-        DatasetInfo("shuttle", ("shuttle.trn", "shuttle.csv"), tuple("1234567"), 7, 9, 43_500,
-                    "UCI Statlog (Shuttle), CC BY 4.0", "openml:40685"),
-        DatasetInfo("magic", ("magic04.data", "magic.csv"), ("h", "g"), 2, 10, 19_020,
-                    "UCI MAGIC Gamma Telescope, CC BY 4.0", f"{_UCI}/magic/magic04.data"),
-        DatasetInfo("digits", (), tuple("0123456789"), 10, 64, 1_797,
-                    "scikit-learn's bundled copy of the UCI optical digits (8x8)", ""),
-        DatasetInfo("mushroom", ("agaricus-lepiota.data",), ("p", "e"), 2, 22,
-                    8_124, "UCI Mushroom, CC BY 4.0",
-                    f"{_UCI}/mushroom/agaricus-lepiota.data"),
-        DatasetInfo("banknote", ("data_banknote_authentication.txt", "banknote.csv"), ("0", "1"),
-                    2, 4, 1_372, "UCI Banknote Authentication, CC BY 4.0",
-                    f"{_UCI}/00267/data_banknote_authentication.txt"),
-        DatasetInfo("phoneme", ("phoneme.csv", "phoneme.arff", "phoneme.dat"), None, 2, 5, 5_404,
-                    "OpenML 1489 (ELENA phoneme; seed-002 A13)", "openml:1489"),
-        DatasetInfo("mnist", ("mnist.npz", "train-images-idx3-ubyte.gz",
-                              "train-images-idx3-ubyte"), tuple("0123456789"), 10, 196, 60_000,
-                    "LeCun et al. 1998 (training set)",
-                    "https://storage.googleapis.com/tensorflow/tf-keras-datasets/mnist.npz"),
-        DatasetInfo("covertype", ("covtype.data.gz", "covtype.data"),
-                    tuple("1234567"), 7, 54, 581_012, "UCI Covertype, CC BY 4.0",
-                    f"{_UCI}/covtype/covtype.data.gz"),
-    )
-}
-
-
-# ------------------------------------------------------------------------------------------------
-# The data table an environment holds.
-
-
-@dataclasses.dataclass(frozen=True)
-class TableMeta:
-    """Static description of a :class:`DataTable` (hashable: part of the pytree structure)."""
-
-    name: str
-    num_rows: int
-    dim: int
-    num_classes: int
-    num_categories: int  # > 0: features are integer category codes with this many values
-    digest: str
-    load_key: tuple | None = None
-
-
-@jax.tree_util.register_pytree_node_class
-class DataTable:
-    """A labelled data set held as device arrays: the leaves an environment carries.
-
-    Attributes:
-      features: ``(N, d)`` float32 features (normalised), or int32 category codes in
-        ``[0, num_categories)`` for categorical data.
-      labels: ``(N,)`` int32 classes in ``[0, K)`` (the arm that pays 1).
-      meta: the static :class:`TableMeta` (name, sizes, content hash).
-
-    Its ``repr`` names the data set and its content hash instead of printing the rows, so
-    results and checkpoints record which data were used without copying them.
-    """
-
-    def __init__(self, features: Any, labels: Any, meta: TableMeta):
-        self.features, self.labels, self.meta = features, labels, meta
-
-    def tree_flatten(self):
-        return (self.features, self.labels), self.meta
-
-    @classmethod
-    def tree_unflatten(cls, meta: TableMeta, leaves):
-        return cls(*leaves, meta)
-
-    @property
-    def categorical(self) -> bool:
-        return self.meta.num_categories > 0
-
-    def __repr__(self) -> str:
-        m = self.meta
-        kind = f", categories={m.num_categories}" if m.num_categories else ""
-        return (f"DataTable({m.name!r}, rows={m.num_rows}, dim={m.dim}, classes={m.num_classes}"
-                f"{kind}, sha1={m.digest})")
-
-
-def make_table(
-    features: Any,
-    labels: Any,
-    *,
-    name: str = "custom",
-    num_classes: int | None = None,
-    normalize: str = "none",
-    categorical: bool = False,
-) -> DataTable:
-    """Builds a :class:`DataTable` from your own arrays (then ``ClassificationEnv(data=table)``).
-
-    Args:
-      features: ``(N, d)`` numbers (or, with ``categorical=True``, integer codes ``>= 0``).
-      labels: ``(N,)`` integer classes in ``[0, K)``.
-      name: a label recorded in results.
-      num_classes: K (default: ``max(labels) + 1``).
-      normalize: one of ``"minmax"``, ``"minmax-row"``, ``"zscore"``, ``"none"``
-        (:func:`normalize_features`); ignored for categorical codes.
-      categorical: the features are category codes (each shown as a per-run random value).
-
-    Example::
-
-        table = make_table(X, y, name="iris", normalize="minmax")
-        env = jb.envs.ClassificationEnv(data=table)
-    """
-    features = np.asarray(features)
-    labels = np.asarray(labels)
-    if features.ndim != 2 or labels.shape != (features.shape[0],):
-        raise ValueError(f"features must be (N, d) and labels (N,), got {features.shape} and "
-                         f"{labels.shape}")
-    if features.shape[0] == 0:
-        raise ValueError("the data set has no rows")
-    if not np.issubdtype(labels.dtype, np.integer) or labels.min() < 0:
-        raise ValueError("labels must be integers >= 0 (class indices)")
-    num_classes = int(labels.max()) + 1 if num_classes is None else int(num_classes)
-    if num_classes < 2 or labels.max() >= num_classes:
-        raise ValueError(f"labels must lie in [0, num_classes={num_classes}) with at least two "
-                         "classes")
-    if categorical:
-        if not np.issubdtype(features.dtype, np.integer) or features.min() < 0:
-            raise ValueError("categorical features must be integer codes >= 0")
-        values = features.astype(np.int32)
-        num_categories = int(values.max()) + 1
-    else:
-        if not np.all(np.isfinite(features)):
-            raise ValueError(f"{name}: features contain NaN or inf (impute them first)")
-        values = normalize_features(features.astype(np.float64), normalize).astype(np.float32)
-        num_categories = 0
-    labels = labels.astype(np.int32)
-    digest = hashlib.sha1(values.tobytes() + labels.tobytes()).hexdigest()[:12]
-    meta = TableMeta(name=name, num_rows=int(values.shape[0]), dim=int(values.shape[1]),
-                     num_classes=num_classes, num_categories=num_categories, digest=digest)
-    return DataTable(jnp.asarray(values), jnp.asarray(labels), meta)
-
-
-def normalize_features(features: np.ndarray, how: str = "minmax") -> np.ndarray:
-    """Rescales ``(N, d)`` features (NumPy, once at load time).
-
-    ``"minmax"``: each column to ``[-1, 1]``, ``2 (x_j - min_j) / (max_j - min_j) - 1``, a constant
-    column to 0 (seed-002's default reading, A12). ``"minmax-row"``: the same with min and max
-    over the coordinates of each row (the formula read literally). ``"zscore"``: each column to
-    mean 0 and standard deviation 1 (a constant column to 0). ``"none"``: unchanged.
-    """
-    if how not in NORMALIZATIONS:
-        raise ValueError(f"normalize must be one of {NORMALIZATIONS}, got {how!r}")
-    x = np.asarray(features, dtype=np.float64)
-    if how == "none":
-        return x
-    if how == "zscore":
-        std = x.std(axis=0)
-        return np.where(std > 0, (x - x.mean(axis=0)) / np.where(std > 0, std, 1.0), 0.0)
-    axis, keep = (1, True) if how == "minmax-row" else (0, False)
-    low = x.min(axis=axis, keepdims=keep)
-    span = x.max(axis=axis, keepdims=keep) - low
-    return np.where(span > 0, 2.0 * (x - low) / np.where(span > 0, span, 1.0) - 1.0, 0.0)
 
 
 def block_features(x: jax.Array, num_arms: int) -> jax.Array:
@@ -664,313 +479,3 @@ class MushroomEppEnv(_EnsemblePPClassification):
     dataset: str = struct.field(pytree_node=False, default="mushroom")
     categorical: str = struct.field(pytree_node=False, default="onehot")
     noise_std: float = 1.0
-
-
-# ------------------------------------------------------------------------------------------------
-# Finding, loading and downloading files.
-
-
-def cache_dir() -> Path:
-    """The download cache: ``$JAXBANDITS_CACHE`` or ``~/.cache/jaxbandits``."""
-    env = os.environ.get(CACHE_ENV_VAR)
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "jaxbandits"
-
-
-def search_dirs() -> list[Path]:
-    """The folders searched for data files when no ``path`` is given, in order."""
-    dirs = []
-    env = os.environ.get(DATA_ENV_VAR)
-    if env:
-        dirs += [Path(p).expanduser() for p in env.split(os.pathsep) if p]
-    if SHARED_DATA_DIR.is_dir():
-        dirs.append(SHARED_DATA_DIR)
-    dirs.append(cache_dir())
-    return dirs
-
-
-def locate_file(names, path: str | os.PathLike | None = None,
-                subfolders: tuple[str, ...] = ("",)) -> tuple[Path | None, list[Path]]:
-    """``(file, roots)``: ``path`` itself if it is a file, else the first of ``names`` in a
-    ``subfolders`` entry of the folder ``path`` (default: every folder of :func:`search_dirs`),
-    or None; ``roots`` are the folders searched (for the not-found message)."""
-    if path is not None:
-        given = Path(path).expanduser()
-        if given.is_file():
-            return given, [given]
-        roots = [given]
-    else:
-        roots = search_dirs()
-    for root in roots:
-        for sub in subfolders:
-            folder = root / sub if sub else root
-            for name in names:
-                if (folder / name).is_file():
-                    return folder / name, roots
-    return None, roots
-
-
-def find_data_file(dataset: str, path: str | os.PathLike | None = None) -> Path:
-    """The file :func:`load_dataset` reads for ``dataset``; raises :class:`DataNotFoundError`.
-
-    ``path`` may name the file itself or a folder holding it; without it the folders of
-    :func:`search_dirs` are tried (each also with its ``uci/`` and ``mnist/`` subfolders).
-    """
-    info = _info(dataset)
-    if not info.files:
-        raise ValueError(f"{dataset} is bundled with scikit-learn and has no file")
-    found, roots = locate_file(info.files, path, SUBFOLDERS)
-    if found is not None:
-        return found
-    raise DataNotFoundError(_missing_message(info, path, roots))
-
-
-def _missing_message(info: DatasetInfo, path, roots: list[Path]) -> str:
-    where = f"path={str(path)!r}" if path is not None else "any of: " + ", ".join(
-        str(r) for r in roots)
-    how = (f"download it once with `python -c \"import jaxbandits.envs.datasets as d; "
-           f"d.download('{info.name}')\"` (into {cache_dir()}; source: {info.url})")
-    return (f"{info.name}: data file not found (looked for {' or '.join(info.files)} in {where}, "
-            f"and their uci/ and mnist/ subfolders). Put the file ({info.source}) in one of those "
-            f"folders, pass path=<file or folder>, set {DATA_ENV_VAR}=<folder>, or {how}.")
-
-
-def load_dataset(
-    dataset: str,
-    path: str | os.PathLike | None = None,
-    *,
-    normalize: str = "minmax",
-    categorical: str = "random",
-    image_size: int | None = None,
-) -> DataTable:
-    """Reads ``dataset`` (a name in :data:`DATASETS`) into a normalised :class:`DataTable`.
-
-    Args:
-      dataset: ``"shuttle"``, ``"magic"``, ``"digits"``, ``"mushroom"``, ``"banknote"``,
-        ``"phoneme"``, ``"mnist"`` or ``"covertype"``.
-      path: the file, or a folder holding it (default: :func:`search_dirs`).
-      normalize: see :func:`normalize_features` (not applied to ``categorical="random"`` codes).
-      categorical: ``"random"`` (integer codes, one per-run random value each) or ``"onehot"``.
-      image_size: pooled image side for ``digits`` / ``mnist``.
-
-    Tables are cached per file (and modification time) and options.
-    """
-    info = _info(dataset)
-    _check_value("normalize", normalize, NORMALIZATIONS)
-    _check_value("categorical", categorical, CATEGORICAL_ENCODINGS)
-    if info.files:
-        file = find_data_file(dataset, path).resolve()
-        stamp = (str(file), file.stat().st_mtime_ns)
-    else:
-        stamp = ("bundled", 0)
-    table = _load_cached(dataset, stamp, normalize, categorical, image_size)
-    key = (dataset, None if path is None else str(path), normalize, categorical, image_size)
-    return DataTable(table.features, table.labels, dataclasses.replace(table.meta, load_key=key))
-
-
-def _check_value(field: str, value: Any, choices: tuple[str, ...]) -> None:
-    """Raises ``ValueError`` unless ``value`` is one of ``choices``."""
-    if value not in choices:
-        raise ValueError(f"{field} must be one of {choices}, got {value!r}")
-
-
-@functools.lru_cache(maxsize=8)
-def _load_cached(dataset, stamp, normalize, categorical, image_size) -> DataTable:
-    info = _info(dataset)
-    file = None if stamp[0] == "bundled" else Path(stamp[0])
-    features, raw_labels, is_categorical = _READERS[dataset](file, image_size)
-    labels = _class_indices(info, raw_labels, file)
-    if is_categorical and categorical == "onehot":
-        features, is_categorical = _one_hot(features), False
-    return make_table(features, labels, name=dataset, num_classes=info.num_classes,
-                      normalize=normalize, categorical=is_categorical)
-
-
-def _info(dataset: str) -> DatasetInfo:
-    if dataset not in DATASETS:
-        raise ValueError(f"unknown dataset {dataset!r} (known: {', '.join(DATASETS)})")
-    return DATASETS[dataset]
-
-
-def _class_indices(info: DatasetInfo, raw: np.ndarray, file: Path | None) -> np.ndarray:
-    raw = np.asarray([_clean_label(v) for v in raw])
-    classes = info.classes
-    if classes is None:
-        values = sorted(set(raw.tolist()), key=lambda v: (len(v), v))
-        if len(values) != info.num_classes:
-            raise ValueError(f"{info.name}: expected {info.num_classes} classes in {file}, found "
-                             f"{values[:10]}")
-        classes = tuple(values)
-    index = {c: i for i, c in enumerate(classes)}
-    unknown = sorted(set(raw.tolist()) - set(index))
-    if unknown:
-        raise ValueError(f"{info.name}: unexpected labels {unknown[:5]} in {file} (expected "
-                         f"{list(classes)})")
-    return np.asarray([index[v] for v in raw], dtype=np.int32)
-
-
-def _clean_label(value: Any) -> str:
-    text = str(value).strip().strip("'\"")
-    try:
-        number = float(text)
-    except ValueError:
-        return text
-    return str(int(number)) if number == int(number) else text
-
-
-def _read_table(path: Path, label_column: int = -1) -> tuple[list[list[str]], list[str]]:
-    """Rows of a comma- or whitespace-separated text file (``.gz`` too; ARFF headers and a
-    non-numeric header line skipped): ``(feature cells, label cells)``."""
-    opener = gzip.open if path.suffix == ".gz" else open
-    cells, labels = [], []
-    with opener(path, "rt") as f:
-        for line in f:
-            line = line.strip()
-            if not line or line[0] in "%@#":
-                continue
-            parts = [p.strip() for p in (line.split(",") if "," in line else line.split())]
-            label = parts.pop(label_column)
-            cells.append(parts)
-            labels.append(label)
-    if cells and label_column == -1 and not _is_number(cells[0][0]):
-        cells, labels = cells[1:], labels[1:]  # a header line
-    if not cells:
-        raise ValueError(f"{path} holds no rows")
-    return cells, labels
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
-
-
-def _numeric(path: Path, image_size: int | None, label_column: int = -1):
-    cells, labels = _read_table(path, label_column)
-    try:
-        features = np.asarray([[float(c) if c not in ("", "?") else 0.0 for c in row]
-                               for row in cells])  # missing -> 0 (seed-002 App. J)
-    except ValueError as err:
-        raise ValueError(f"{path}: non-numeric feature ({err})") from err
-    return features, labels, False
-
-
-def _read_mushroom(path: Path, image_size: int | None):
-    cells, labels = _read_table(path, label_column=0)
-    columns = list(zip(*cells, strict=True))
-    codes = np.stack([np.unique(np.asarray(col), return_inverse=True)[1] for col in columns], 1)
-    return codes.astype(np.int64), labels, True
-
-
-def _read_digits(path: Path | None, image_size: int | None):
-    try:
-        from sklearn.datasets import load_digits
-    except ImportError as err:  # pragma: no cover - depends on the installation
-        raise ImportError("the digits data set needs scikit-learn: pip install scikit-learn"
-                          ) from err
-    bunch = load_digits()
-    images = _pool_images(np.asarray(bunch.images, np.float64), image_size or 8, "digits")
-    return images, bunch.target.astype(str), False
-
-
-def _read_mnist(path: Path, image_size: int | None):
-    if path.suffix == ".npz":
-        with np.load(path, allow_pickle=False) as data:
-            images, labels = data["x_train"], data["y_train"]
-    else:
-        images = _read_idx(path)
-        label_name = path.name.replace("images-idx3", "labels-idx1")
-        labels = _read_idx(path.with_name(label_name))
-    images = _pool_images(np.asarray(images, np.float64), image_size or 14, "mnist")
-    return images, np.asarray(labels).astype(str), False
-
-
-def _read_idx(path: Path) -> np.ndarray:
-    if not path.is_file():
-        raise DataNotFoundError(f"mnist: {path} is missing (the idx images need their labels "
-                                "file beside them)")
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rb") as f:
-        raw = f.read()
-    ndim = raw[3]
-    shape = _struct.unpack(">" + "I" * ndim, raw[4: 4 + 4 * ndim])
-    return np.frombuffer(raw, np.uint8, offset=4 + 4 * ndim).reshape(shape)
-
-
-def _read_covertype(path: Path, image_size: int | None):
-    data = np.loadtxt(path, delimiter=",", dtype=np.float64)
-    return data[:, :-1], data[:, -1].astype(np.int64).astype(str), False
-
-
-def _pool_images(images: np.ndarray, size: int, name: str) -> np.ndarray:
-    """``(N, s, s)`` images average-pooled to ``(N, size * size)``."""
-    n, side = images.shape[0], images.shape[1]
-    if side % size:
-        raise ValueError(f"{name}: image_size must divide {side}, got {size}")
-    f = side // size
-    return images.reshape(n, size, f, size, f).mean(axis=(2, 4)).reshape(n, size * size)
-
-
-def _one_hot(codes: np.ndarray) -> np.ndarray:
-    blocks = [np.eye(int(col.max()) + 1)[col] for col in codes.T]
-    return np.concatenate(blocks, axis=1)
-
-
-_READERS: dict[str, Callable] = {
-    "shuttle": _numeric,
-    "magic": _numeric,
-    "digits": _read_digits,
-    "mushroom": _read_mushroom,
-    "banknote": _numeric,
-    "phoneme": _numeric,
-    "mnist": _read_mnist,
-    "covertype": _read_covertype,
-}
-
-
-def download(dataset: str, directory: str | os.PathLike | None = None, *,
-             force: bool = False) -> Path:
-    """Downloads ``dataset`` once into ``directory`` (default: :func:`cache_dir`); returns the file.
-
-    Only this function touches the network, and only when called. UCI files and MNIST come from
-    their original URLs (:data:`DATASETS`); shuttle (all 58,000 rows) and phoneme come from
-    OpenML through scikit-learn's ``fetch_openml`` and are written as ``<name>.csv`` (features,
-    then the label). An existing file is kept unless ``force``.
-
-    Example::
-
-        from jaxbandits.envs.datasets import download
-        download("mushroom")                # then jb.make_env("classification", dataset="mushroom")
-    """
-    info = _info(dataset)
-    if not info.url:
-        raise ValueError(f"{dataset} is bundled with scikit-learn; nothing to download")
-    folder = Path(directory).expanduser() if directory is not None else cache_dir()
-    folder.mkdir(parents=True, exist_ok=True)
-    if info.url.startswith("openml:"):
-        target = folder / f"{dataset}.csv"
-        if force or not target.is_file():
-            _fetch_openml(int(info.url.split(":")[1]), target, folder / "openml")
-        return target
-    target = folder / info.url.rsplit("/", 1)[1]
-    if force or not target.is_file():
-        tmp = target.with_suffix(target.suffix + ".part")
-        urllib.request.urlretrieve(info.url, tmp)  # noqa: S310 - fixed https URLs
-        tmp.replace(target)
-    return target
-
-
-def _fetch_openml(data_id: int, target: Path, home: Path) -> None:
-    from sklearn.datasets import fetch_openml
-
-    bunch = fetch_openml(data_id=data_id, as_frame=False, parser="liac-arff",
-                         data_home=str(home))
-    features = np.asarray(bunch.data, dtype=np.float64)
-    labels = np.asarray(bunch.target).astype(str)
-    tmp = target.with_suffix(".csv.part")
-    with open(tmp, "w") as f:
-        f.write(",".join([f"x{j}" for j in range(features.shape[1])] + ["label"]) + "\n")
-        for row, label in zip(features, labels, strict=True):
-            f.write(",".join(repr(float(v)) for v in row) + f",{label}\n")
-    tmp.replace(target)

@@ -29,13 +29,15 @@ uniform-random log are exchangeable) with its own arm shuffles. Past the last ev
 wraps around.
 
 **Files**: ``<obd>/random/<campaign>/<campaign>.csv`` and ``item_context.csv`` beside it, with
-``<obd>`` found as ``path=`` (the ``obd`` folder, a campaign folder or its csv), then
-``$JAXBANDITS_DATA/obd``, ``../shared/data/obd`` next to the repository, the download cache, and
-the small sample bundled with the ``obp`` package if it is installed. ``campaign="men+women"``
-(the default) merges the ``men`` and ``women`` files of the shared 10,000-event samples (34 + 46
-= 80 items, as OBD's ``all`` campaign); ``campaign="all"`` reads ``random/all/all.csv`` of the
-full data set (``https://research.zozo.com/data_release/open_bandit_dataset.zip``) or of
-``obp``'s sample, which is what the paper used.
+``<obd>`` found as ``path=`` (the ``obd`` folder, a campaign folder or its csv), else as the
+``obd`` subfolder (or the folder itself) of each data folder of
+:func:`~jaxbandits.data.search_dirs` (``$JAXBANDITS_DATA``, the per-user data folder, the
+download cache), and last the small sample bundled with the ``obp`` package if it is
+installed. ``campaign="men+women"`` (the default) merges the ``men`` and ``women`` files of
+the 10,000-event samples (34 + 46 = 80 items, as OBD's ``all`` campaign); ``campaign="all"``
+reads ``random/all/all.csv`` of the full data set
+(``https://research.zozo.com/data_release/open_bandit_dataset.zip``) or of ``obp``'s sample,
+which is what the paper used.
 
 Example::
 
@@ -46,7 +48,6 @@ Example::
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import functools
 import hashlib
@@ -71,13 +72,10 @@ from jaxbandits.core import (
     check_types,
     float_dtype,
 )
-from jaxbandits.envs import datasets
-from jaxbandits.envs.datasets import (
-    DATA_ENV_VAR,
-    DataBackedEnv,
-    DataNotFoundError,
-    cache_dir,
-)
+from jaxbandits.data import DataNotFoundError, search_dirs
+from jaxbandits.data.locate import DATA_ENV_VAR, where_looked
+from jaxbandits.data.readers import read_obd_campaign
+from jaxbandits.envs.datasets import DataBackedEnv
 from jaxbandits.registry import register_env
 
 __all__ = ["LoggedData", "OBDReplayEnv", "OBDReplayState", "ReplayContext", "load_obd"]
@@ -177,7 +175,7 @@ class OBDReplayEnv(DataBackedEnv):
     docstring for the features and files.
 
     Attributes:
-      campaign: ``"men+women"`` (the shared samples merged), ``"all"``, ``"men"`` or
+      campaign: ``"men+women"`` (the two samples merged), ``"all"``, ``"men"`` or
         ``"women"`` (static).
       path: the ``obd`` folder, a campaign folder or a campaign csv (static).
       num_candidates: K (static, default 5).
@@ -326,13 +324,7 @@ def load_obd(
 def _search_roots(path) -> list[Path]:
     if path is not None:
         return [Path(path).expanduser()]
-    roots = []
-    env = os.environ.get(DATA_ENV_VAR)
-    if env:
-        for p in env.split(os.pathsep):
-            if p:
-                roots += [Path(p).expanduser() / "obd", Path(p).expanduser()]
-    roots += [datasets.SHARED_DATA_DIR / "obd", cache_dir() / "obd"]
+    roots = [root for folder in search_dirs() for root in (folder / "obd", folder)]
     spec = importlib.util.find_spec("obp")
     if spec is not None and spec.origin:
         roots.append(Path(spec.origin).parent / "dataset" / "obd")
@@ -348,15 +340,14 @@ def _find_campaign(campaign: str, path) -> Path:
         for folder in (root / "random" / campaign, root / campaign, root):
             if (folder / name).is_file() and (folder / "item_context.csv").is_file():
                 return folder / name
-    where = f"path={str(path)!r}" if path is not None else "any of: " + ", ".join(
-        str(r) for r in roots)
     raise DataNotFoundError(
-        f"obd-replay: {name} (with item_context.csv beside it) not found under {where}, as "
+        f"obd-replay: {name} (with item_context.csv beside it) not found under "
+        f"{where_looked(path, roots)}, as "
         f"random/{campaign}/{name}. Put Open Bandit Dataset files there (the 10,000-event "
         f"samples ship with `pip install obp`; the full data set is {OBD_URL}), pass "
         f"path=<obd folder>, or set {DATA_ENV_VAR}=<folder holding obd/>."
-        + (" The shared samples hold the 'men' and 'women' campaigns: use campaign='men+women'."
-           if campaign == "all" else ""))
+        + (" The 10,000-event samples hold the 'men' and 'women' campaigns: use "
+           "campaign='men+women'." if campaign == "all" else ""))
 
 
 @functools.lru_cache(maxsize=4)
@@ -364,7 +355,7 @@ def _load_cached(stamp, campaign, num_candidates, user_dim, item_dim, seed) -> L
     events, item_tables = [], []
     offset = 0
     for file, _ in stamp:
-        log, items = _read_campaign(Path(file))
+        log, items = read_obd_campaign(Path(file), NUM_POSITIONS)
         log["item"] = log["item"] + offset
         log["affinity_items"] = log["affinity_items"] + offset
         events.append(log)
@@ -394,65 +385,6 @@ def _load_cached(stamp, campaign, num_candidates, user_dim, item_dim, seed) -> L
                       num_items=num_items, num_candidates=num_candidates,
                       click_rate=float(click.mean()), digest=digest)
     return LoggedData(*[jnp.asarray(a) for a in arrays], meta)
-
-
-def _read_campaign(file: Path) -> tuple[dict[str, Any], dict[str, Any]]:
-    """One campaign's log and item table as NumPy arrays (items renumbered from 0)."""
-    with open(file, newline="") as f:
-        header = next(csv.reader(f))
-    col = {name: i for i, name in enumerate(header)}
-    aff_cols = [(int(name.rsplit("_", 1)[1]), i) for name, i in col.items()
-                if name.startswith("user-item_affinity_")]
-    user_cols = sorted((name for name in col if name.startswith("user_feature_")),
-                       key=lambda n: int(n.rsplit("_", 1)[1]))
-    aff_cols.sort()
-    numbers = np.loadtxt(file, delimiter=",", skiprows=1, ndmin=2,
-                         usecols=[col["item_id"], col["position"], col["click"]]
-                         + [i for _, i in aff_cols])
-    users = np.loadtxt(file, delimiter=",", skiprows=1, dtype=str, ndmin=2,
-                       usecols=[col[n] for n in user_cols])
-    with open(file.parent / "item_context.csv", newline="") as f:
-        reader = csv.reader(f)
-        item_header = next(reader)
-        item_rows = list(reader)
-    icol = {name: i for i, name in enumerate(item_header)}
-    item_ids = [int(r[icol["item_id"]]) for r in item_rows]
-    if sorted(item_ids) != list(range(len(item_ids))):
-        raise ValueError(f"{file.parent / 'item_context.csv'}: item_id must be 0..I-1")
-    order = np.argsort(item_ids)
-    item_rows = [item_rows[i] for i in order]
-    feature_cols = sorted((n for n in icol if n.startswith("item_feature_")),
-                          key=lambda n: int(n.rsplit("_", 1)[1]))
-    numeric = [n for n in feature_cols if all(_is_float(r[icol[n]]) for r in item_rows)]
-    categorical = [n for n in feature_cols if n not in numeric]
-    num_items = len(item_rows)
-    if [a for a, _ in aff_cols] != list(range(num_items)):
-        raise ValueError(f"{file}: expected user-item_affinity_0..{num_items - 1} columns")
-    log = {
-        "item": numbers[:, 0].astype(np.int64),
-        "position": numbers[:, 1].astype(np.int64) - 1,
-        "click": numbers[:, 2],
-        "user": users.tolist(),
-        "affinity": numbers[:, 3:],
-        "affinity_items": np.arange(num_items),
-    }
-    if log["position"].min() < 0 or log["position"].max() >= NUM_POSITIONS:
-        raise ValueError(f"{file}: positions must be 1..{NUM_POSITIONS}")
-    items = {
-        "num_items": num_items,
-        "categorical": [[r[icol[n]] for n in categorical] for r in item_rows],
-        "numeric": np.asarray([[float(r[icol[n]]) for n in numeric] for r in item_rows],
-                              np.float64).reshape(num_items, len(numeric)),
-    }
-    return log, items
-
-
-def _is_float(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def _candidates(log: dict[str, Any], k: int, rng: np.random.Generator):

@@ -41,7 +41,8 @@ on other contexts.
           "measuring-hate-speech.csv")
 
   then ``jb.make_env("text-moderation", source="file", path="measuring-hate-speech.csv")`` (or
-  put the file in a data folder: ``$JAXBANDITS_DATA``, ``../shared/data``, the cache).
+  put the file in a data folder: ``$JAXBANDITS_DATA``, the per-user data folder
+  ``~/.local/share/jaxbandits``, the cache; :func:`~jaxbandits.data.search_dirs`).
 
 Each run shuffles the table's rows and shows them in that order, cycling (round t shows row
 ``order[t mod N]``).
@@ -61,10 +62,8 @@ Example::
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import functools
-import gzip
 import hashlib
 import importlib.util
 import math
@@ -89,7 +88,10 @@ from jaxbandits.core import (
     check_types,
     float_dtype,
 )
-from jaxbandits.envs.datasets import DataBackedEnv, DataNotFoundError, locate_file
+from jaxbandits.data import DataNotFoundError, locate_file
+from jaxbandits.data.locate import where_looked
+from jaxbandits.data.readers import read_hate_speech
+from jaxbandits.envs.datasets import DataBackedEnv
 from jaxbandits.nets.transformer import GPT2_PAD_ID, GPT2_VOCAB_SIZE
 from jaxbandits.registry import register_env
 
@@ -307,17 +309,16 @@ def _word_pools() -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
 def find_hate_speech_file(path: str | os.PathLike | None = None) -> Path:
     """The file :func:`load_hate_speech` reads: ``path`` itself, or one of
     :data:`HATE_SPEECH_FILES` in the folder ``path`` (default: the data folders of
-    :func:`~jaxbandits.envs.datasets.search_dirs`). Raises
+    :func:`~jaxbandits.data.search_dirs`). Raises
     :class:`~jaxbandits.envs.DataNotFoundError` saying how to export the file."""
     found, roots = locate_file(HATE_SPEECH_FILES, path)
     if found is not None:
         return found
-    where = f"path={str(path)!r}" if path is not None else "any of: " + ", ".join(
-        str(r) for r in roots)
     raise DataNotFoundError(
         f"text-moderation: the hate-speech data file was not found (looked for "
-        f"{' or '.join(HATE_SPEECH_FILES)} in {where}). It is never downloaded here: export the "
-        "Hugging Face data set ucberkeley-dlab/measuring-hate-speech (train split) once, e.g. "
+        f"{' or '.join(HATE_SPEECH_FILES)} in {where_looked(path, roots)}). It is never "
+        "downloaded here: export the Hugging Face data set "
+        "ucberkeley-dlab/measuring-hate-speech (train split) once, e.g. "
         "`datasets.load_dataset('ucberkeley-dlab/measuring-hate-speech', split='train')"
         ".to_csv('measuring-hate-speech.csv')`, and pass path=<file or folder>, or use "
         "source='standin' for the generated offline corpus.")
@@ -325,77 +326,21 @@ def find_hate_speech_file(path: str | os.PathLike | None = None) -> Path:
 
 def load_hate_speech(path: str | os.PathLike | None = None, *,
                      threshold: float = HATE_THRESHOLD) -> tuple[list[str], np.ndarray]:
-    """``(texts, labels)`` of ``measuring-hate-speech`` from a CSV or parquet export.
-
-    The export has one row per (comment, annotator), so comments repeat; each comment is kept
-    once, in order of first appearance, identified by its ``comment_id`` column (or by its text
-    when there is none), with its comment-level ``hate_speech_score`` (the same on each of its
-    rows; their mean if they differ) and label ``score > threshold`` (1 = hate). Needs the
-    columns ``text`` and ``hate_speech_score``. CSV (also ``.csv.gz``) is read with the standard
-    library; parquet needs pandas with pyarrow.
+    """``(texts, labels)`` of ``measuring-hate-speech`` from a CSV or parquet export: one entry
+    per comment (the export repeats it per annotator), label ``hate_speech_score > threshold``
+    (1 = hate); see :func:`~jaxbandits.data.readers.read_hate_speech`. CSV (also ``.csv.gz``)
+    is read with the standard library; parquet needs pandas with pyarrow.
 
     Args:
       path: the file, or a folder holding one of :data:`HATE_SPEECH_FILES` (see
         :func:`find_hate_speech_file`).
       threshold: the score above which a comment is hateful (0.5, seed-001 E9).
+
+    Raises:
+      DataNotFoundError: no file; DataFileError: the file is not the export (the message names
+        it: undecodable bytes, missing columns, a score that is not a finite number).
     """
-    file = find_hate_speech_file(path)
-    columns = _read_columns(file)
-    missing = [c for c in ("text", "hate_speech_score") if c not in columns]
-    if missing:
-        raise ValueError(f"{file}: missing column(s) {missing} (found {sorted(columns)[:12]}); "
-                         "expected the measuring-hate-speech export with 'text' and "
-                         "'hate_speech_score'")
-    texts, scores = columns["text"], columns["hate_speech_score"]
-    keys = columns.get("comment_id", texts)
-    first: dict[Any, int] = {}
-    totals: list[float] = []
-    counts: list[int] = []
-    kept: list[str] = []
-    for row, (key, text, score) in enumerate(zip(keys, texts, scores, strict=True)):
-        try:
-            value = float(score)
-        except (TypeError, ValueError):
-            value = math.nan
-        if not math.isfinite(value):
-            raise ValueError(f"{file}: row {row + 1} has hate_speech_score {score!r}, not a "
-                             "finite number")
-        slot = first.setdefault(key, len(kept))
-        if slot == len(kept):
-            kept.append("" if text is None else str(text))
-            totals.append(0.0)
-            counts.append(0)
-        totals[slot] += value
-        counts[slot] += 1
-    if not kept:
-        raise ValueError(f"{file} holds no rows")
-    mean = np.asarray(totals) / np.asarray(counts)
-    return kept, (mean > threshold).astype(np.int32)
-
-
-def _read_columns(file: Path) -> dict[str, list]:
-    """``{column: values}`` of a CSV (``.csv``, ``.csv.gz``) or parquet file."""
-    name = file.name.lower()
-    if name.endswith((".parquet", ".pq")):
-        try:
-            import pandas as pd
-
-            frame = pd.read_parquet(file)
-        except ImportError as err:
-            raise ImportError(f"{file}: reading parquet needs pandas and pyarrow (pip install "
-                              "pandas pyarrow), or export the data set to CSV") from err
-        return {str(c): frame[c].tolist() for c in frame.columns}
-    opener = gzip.open if name.endswith(".gz") else open
-    with opener(file, "rt", encoding="utf-8", newline="") as f:
-        reader = csv.DictReader(f)
-        if reader.fieldnames is None:
-            raise ValueError(f"{file} is empty")
-        fields = [str(c).strip() for c in reader.fieldnames]
-        columns: dict[str, list] = {c: [] for c in fields}
-        for row in reader:
-            for raw, clean in zip(reader.fieldnames, fields, strict=True):
-                columns[clean].append(row[raw])
-    return columns
+    return read_hate_speech(find_hate_speech_file(path), threshold)
 
 
 # ------------------------------------------------------------------------------------------------
