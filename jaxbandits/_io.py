@@ -269,7 +269,10 @@ class WriterLock:
         if fcntl is None:
             raise ValueError(f"{what}: locking {str(self.path)!r} needs POSIX file locking "
                              "(fcntl), which this platform lacks")
-        self._held[self._key] = [self._acquire(), 1]
+        fd = self._acquire()  # (this process's earlier lock file was removed: lock the new one)
+        if held is not None:
+            os.close(held[0])
+        self._held[self._key] = [fd, 1 if held is None else held[1] + 1]
 
     def _acquire(self) -> int:
         directory = self.path.is_dir()

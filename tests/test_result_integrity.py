@@ -199,7 +199,13 @@ def test_the_lock_is_reentrant_in_one_process_and_released_by_the_writer(tmp_pat
         _stream(stem, _result())  # the writer takes it again
         assert (tmp_path / ".r.lock").exists()
     assert not (tmp_path / ".r.lock").exists()
+    with lock_result(stem) as early:  # taken before compiling; its file removed meanwhile
+        (tmp_path / ".r.lock").unlink()
+        _stream(stem, _result())  # the writer locks a new file, seen by other processes
+        assert _io.flock_held(tmp_path / ".r.lock")  # still held: the early lock is not over
+    assert not (tmp_path / ".r.lock").exists() and early._released
     writer = ResultWriter(stem, 2, STEPS[:2], replay=False)
+    assert _io.flock_held(tmp_path / ".r.lock")
     with pytest.raises(ValueError, match="being written by another writer"):
         ResultWriter(stem, 2, STEPS[:2], replay=False)  # two writers in one process
     writer.close()
