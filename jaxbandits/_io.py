@@ -13,6 +13,10 @@ the guarantees are argued once:
 - :class:`NpyRows` is a preallocated ``.npy`` file filled by blocks of rows with ``os.pwrite``
   (no memory map, so the writer's resident memory does not grow with the file), and
   :func:`read_npy` maps one back read-only.
+- :class:`WriterLock` holds an exclusive ``flock`` on a lock file or a directory, so that one
+  process at a time writes a result or a results folder; the OS drops it when the holder dies.
+- A failed write (disk full, file-size limit, read-only or immutable directory) raises an
+  ``OSError`` of the same kind that names the file being written, never only its temporary name.
 
 Fault injection: every file operation of the commit protocols first calls :func:`fault_point`
 with a short name. It does nothing; tests replace it with a function that raises at its k-th call
@@ -22,6 +26,7 @@ between any two operations leaves a readable state.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import os
@@ -36,15 +41,20 @@ from numpy.lib import format as npy_format
 
 __all__ = [
     "NpyRows",
+    "WriterLock",
     "atomic_write",
     "atomic_write_bytes",
     "check_writable_dir",
     "fault_point",
+    "flock_held",
+    "flock",
     "fsync_dir",
+    "naming",
     "temp_name",
     "temp_target",
     "read_npy",
     "remove",
+    "sha256_fd",
     "sha256_file",
     "write_npz",
 ]
@@ -87,20 +97,46 @@ def atomic_write(path: str | os.PathLike, write: Callable[[BinaryIO], None]) -> 
     path = Path(path)
     tmp = temp_name(path)
     try:
-        fault_point("create-temp")
-        with open(tmp, "xb") as f:
-            fault_point("write-temp")
-            write(f)
-            f.flush()
-            fault_point("fsync-temp")
-            os.fsync(f.fileno())
-        fault_point("rename")
-        os.replace(tmp, path)
+        with naming(path):
+            fault_point("create-temp")
+            with open(tmp, "xb") as f:
+                fault_point("write-temp")
+                write(f)
+                f.flush()
+                fault_point("fsync-temp")
+                os.fsync(f.fileno())
+            fault_point("rename")
+            os.replace(tmp, path)
     except BaseException:
         remove(tmp)
         raise
     fault_point("fsync-dir")
-    fsync_dir(path.parent)
+    with naming(path):
+        fsync_dir(path.parent)
+
+
+@contextlib.contextmanager
+def naming(path: str | os.PathLike):
+    """Re-raises an ``OSError`` of the block as the same kind of error naming ``path``: disk
+    full, a file-size limit or a permission problem on a temporary file reads
+    ``cannot write '<path>': No space left on device``, not the temporary's name.
+
+    ``OSError(errno, text, filename)`` keeps ``errno`` (and the subclass, such as
+    ``PermissionError``), so callers that test either still work.
+    """
+    try:
+        yield
+    except OSError as e:
+        if getattr(e, "_names_target", False) or e.errno is None:
+            raise
+        reason = e.strerror or str(e)
+        if e.errno == errno.EFBIG:
+            reason += " (the file-size limit, ulimit -f)"
+        elif e.errno == errno.EPERM:
+            reason += " (an immutable or append-only file or directory?)"
+        error = type(e)(e.errno, f"cannot write {str(path)!r}: {reason}")
+        error._names_target = True
+        raise error from e
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
@@ -173,6 +209,17 @@ def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
     return digest.hexdigest()
 
 
+def sha256_fd(fd: int, chunk: int = 1 << 24) -> str:
+    """The hex sha256 of the whole file open as ``fd``, read with ``os.pread`` (the file
+    position is untouched; what was written through ``fd`` is what is hashed, even if the path
+    now names another file)."""
+    digest, position = hashlib.sha256(), 0
+    while block := os.pread(fd, chunk, position):
+        digest.update(block)
+        position += len(block)
+    return digest.hexdigest()
+
+
 def write_npz(file: BinaryIO, arrays: dict[str, np.ndarray]) -> None:
     """Writes ``arrays`` to an open binary file as an ``.npz`` that ``np.load`` reads, never
     pickling (object arrays raise ``ValueError``). Unlike ``np.savez`` any name is allowed,
@@ -181,6 +228,149 @@ def write_npz(file: BinaryIO, arrays: dict[str, np.ndarray]) -> None:
         for name, value in arrays.items():
             with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
                 npy_format.write_array(member, np.asanyarray(value), allow_pickle=False)
+
+
+# --------------------------------------------------------------------------------- WriterLock
+
+try:
+    import fcntl
+except ImportError:  # Windows
+    fcntl = None
+
+
+class WriterLock:
+    """An exclusive, non-blocking ``flock`` on ``path`` (a lock file, created if needed, or an
+    existing directory), held until :meth:`release` and dropped by the OS if the process dies.
+
+    A second process is refused with a ``ValueError`` naming ``what``, ``path`` and the holder's
+    pid. Within one process the lock is reentrant (a count per path), so a caller may take it
+    early (before compiling) and the writer it starts take it again.
+
+    A lock file is robust to its removal: after the ``flock`` the path must still name the
+    locked file (else the lock is taken again on the new one), so a newcomer never holds a lock
+    on a removed file while a holder locks its successor. A holder whose lock file was removed
+    under it is not seen by the newcomer: writers that must be robust to that also lock the files
+    they write (:func:`flock_held` checks them before replacing them). A directory cannot be
+    removed while it holds files, so locking the folder itself needs nothing more. On release
+    the lock file is removed (while still locked; a newcomer that opened it then sees its path
+    gone and retries).
+    """
+
+    _held: dict[str, list] = {}  # realpath -> [fd, count], this process's locks
+
+    def __init__(self, path: str | os.PathLike, what: str):
+        self.path, self.what = Path(path), what
+        self._key = os.path.realpath(self.path)
+        self._released = False
+        held = self._held.get(self._key)
+        if held is not None and _same_file(self.path, held[0]):
+            held[1] += 1
+            return
+        if fcntl is None:
+            raise ValueError(f"{what}: locking {str(self.path)!r} needs POSIX file locking "
+                             "(fcntl), which this platform lacks")
+        fd = self._acquire()  # (this process's earlier lock file was removed: lock the new one)
+        if held is not None:
+            os.close(held[0])
+        self._held[self._key] = [fd, 1 if held is None else held[1] + 1]
+
+    def _acquire(self) -> int:
+        directory = self.path.is_dir()
+        for _ in range(100):  # each retry means the lock file was removed meanwhile
+            try:
+                fd = os.open(self.path, os.O_RDONLY if directory else os.O_RDWR | os.O_CREAT,
+                             0o644)
+            except OSError as e:
+                raise ValueError(f"{self.what}: cannot create the lock {str(self.path)!r} "
+                                 f"({e.strerror or e})") from e
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as e:
+                holder = "" if directory else _pid_in(fd)
+                os.close(fd)
+                if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                    raise ValueError(
+                        f"{self.what} is being written by another process{holder} (lock "
+                        f"{str(self.path)!r}); wait for it to finish or choose another "
+                        "name") from None
+                raise ValueError(f"{self.what}: cannot lock {str(self.path)!r} "
+                                 f"({e.strerror or e})") from e
+            if _same_file(self.path, fd):
+                if not directory:
+                    os.ftruncate(fd, 0)
+                    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+                return fd
+            os.close(fd)  # removed or replaced between open and flock: take the new one
+        raise ValueError(f"{self.what}: the lock {str(self.path)!r} keeps being removed")
+
+    def release(self) -> None:
+        """Releases the lock (idempotent); the last release in the process frees it."""
+        if self._released:
+            return
+        self._released = True
+        held = self._held.get(self._key)
+        if held is None:
+            return
+        held[1] -= 1
+        if held[1] > 0:
+            return
+        del self._held[self._key]
+        fd = held[0]
+        if not self.path.is_dir() and _same_file(self.path, fd):
+            with contextlib.suppress(OSError):
+                os.unlink(self.path)
+        os.close(fd)  # drops the flock
+
+    def __enter__(self) -> WriterLock:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+
+def flock_held(path: str | os.PathLike) -> bool:
+    """Whether another open file holds an exclusive ``flock`` on ``path`` (False if ``path``
+    does not exist or cannot be opened)."""
+    if fcntl is None:
+        return False
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+def flock(fd: int) -> None:
+    """Takes an exclusive ``flock`` on an open file (see :func:`flock_held`); raises
+    ``ValueError`` if another open file holds one."""
+    if fcntl is None:
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as e:
+        raise ValueError(f"a file is locked by another writer ({e.strerror or e})") from e
+
+
+def _same_file(path: Path, fd: int) -> bool:
+    try:
+        a, b = os.stat(path), os.fstat(fd)
+    except OSError:
+        return False
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
+def _pid_in(fd: int) -> str:
+    try:
+        text = os.pread(fd, 32, 0).decode().strip()
+    except (OSError, UnicodeDecodeError):
+        return ""
+    return f" (pid {text})" if text.isdigit() else ""
 
 
 # ------------------------------------------------------------------------------------ NpyRows
@@ -225,7 +415,8 @@ class NpyRows:
             f.truncate(size[0] + _nbytes(shape, dtype))
 
         atomic_write(path, write)
-        return cls(path, shape, dtype, size[0], os.open(path, os.O_RDWR))
+        with naming(path):
+            return cls(path, shape, dtype, size[0], os.open(path, os.O_RDWR))
 
     @classmethod
     def open(cls, path: str | os.PathLike, shape, dtype) -> NpyRows:
@@ -245,8 +436,7 @@ class NpyRows:
 
     def write(self, start: int, rows) -> None:
         """Writes ``rows`` (``(m, *row_shape)``) as rows ``start .. start + m - 1``."""
-        if self._fd is None:
-            raise ValueError(f"{str(self.path)!r} is closed")
+        fd = self._opened()
         rows = np.asarray(rows)
         if rows.shape[1:] != self.shape[1:]:
             raise ValueError(f"rows of shape {rows.shape[1:]} for {str(self.path)!r}, whose "
@@ -260,15 +450,35 @@ class NpyRows:
                              f"({self.dtype})")
         data = np.ascontiguousarray(rows, dtype=self.dtype).reshape(-1).view(np.uint8)
         view, position = memoryview(data), self.offset + start * self._row_bytes
-        while view.nbytes:  # pwrite may write less than asked (and at most ~2 GiB at once)
-            written = os.pwrite(self._fd, view[: 1 << 30], position)
-            view, position = view[written:], position + written
+        with naming(self.path):
+            while view.nbytes:  # pwrite may write less than asked (and at most ~2 GiB at once)
+                written = os.pwrite(fd, view[: 1 << 30], position)
+                view, position = view[written:], position + written
 
     def flush(self) -> None:
         """Makes every written row durable (fsync)."""
         if self._fd is not None:
             fault_point("fsync-rows")
-            os.fsync(self._fd)
+            with naming(self.path):
+                os.fsync(self._fd)
+
+    def lock(self) -> None:
+        """Takes an exclusive ``flock`` on the file until :meth:`close`, so that another writer
+        sees it in use (:func:`flock_held`) even if a lock file beside it was removed."""
+        flock(self._opened())
+
+    def sha256(self) -> str:
+        """The hex sha256 of the file as this object wrote it (read through its descriptor)."""
+        return sha256_fd(self._opened())
+
+    def replaced(self) -> bool:
+        """Whether ``path`` no longer names the file this object writes (removed or replaced)."""
+        return not _same_file(self.path, self._opened())
+
+    def _opened(self) -> int:
+        if self._fd is None:
+            raise ValueError(f"{str(self.path)!r} is closed")
+        return self._fd
 
     def close(self) -> None:
         """Closes the file (idempotent); unflushed rows stay in the OS cache."""

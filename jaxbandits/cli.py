@@ -15,14 +15,18 @@ command prints the values it took. ``--misspecified`` keeps the agents' bare def
 
 The results folder is prepared before anything is computed: a new ``results/<env>-<time>``
 (``-2``, ``-3``, ... when two runs start in the same second), or ``--out``, which must be a
-creatable, writable folder and, unless ``--overwrite`` is given, empty (with ``--overwrite`` the
-files of an earlier run, ``*.npz``, ``*.json``, ``*.npy``, ``*.png`` and ``summary.md``, are
-removed first, so a folder never mixes two runs).
+creatable, writable folder and, unless ``--overwrite`` is given, empty. One command at a time
+writes a folder: it holds a lock on the folder itself from before compiling to its last file, so a
+second command into the same ``--out`` is refused. Every run records the files it writes in
+``.jaxbandits-files``, and ``--overwrite`` removes exactly those (a folder without that record,
+from an older jaxbandits, loses its ``*.npz``, ``*.json``, ``*.npy``, ``*.png`` and
+``summary.md``); files jaxbandits did not write, such as a user's ``config.json``, stay.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import itertools
 import json
@@ -51,7 +55,9 @@ DEFAULT_EXPERIMENT: dict[str, Any] = {
     "log_y": True,  # greedy's linear regret would flatten the others' curves
 }
 RESUME_MARKER = ".jaxbandits-run"  # a checkpointed run's command, for its resume
-RESULT_FILES = ("*.npz", "*.json", "*.npy", "*.png", "summary.md")  # what a run writes
+FILES_RECORD = ".jaxbandits-files"  # the files a run wrote into its folder (for --overwrite)
+#: What a run writes, for folders without a FILES_RECORD (written by an older jaxbandits).
+RESULT_FILES = ("*.npz", "*.json", "*.npy", "*.png", "summary.md")
 #: The built-in metrics; ``plot`` / ``compare --metric`` also take the extra metrics the loaded
 #: results record (``Result.metrics``, such as a dueling environment's ``weak_regret``).
 METRICS = ("regret", "reward", "ctr", "accepted")
@@ -67,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     args.argv = list(sys.argv[1:] if argv is None else argv)
     try:
         return args.handler(args)
-    except ValueError as err:
+    except (ValueError, OSError) as err:  # OSError: a file named by the user, disk full ...
         print(f"jaxbandits: error: {err}", file=sys.stderr)
         return 2
 
@@ -300,8 +306,13 @@ class _Experiment:
         import jaxbandits as jb
         from jaxbandits.registry import ENVS
 
+        _check_options(args)
         jb.use_cpu_cores(args.cpu_devices)
-        self.cache = jb.use_compilation_cache(args.compilation_cache)
+        try:
+            self.cache = jb.use_compilation_cache(args.compilation_cache)
+        except OSError as err:
+            raise ValueError(f"--compilation-cache {args.compilation_cache}: cannot use it as "
+                             f"the cache folder ({err.strerror or err})") from err
         self.args, self.env_name = args, env_name
         self.settings = _raw_settings(args.set)
         self.env = jb.make_env(env_name, **_read_values(ENVS.get(env_name), "env",
@@ -336,12 +347,33 @@ class _Experiment:
         return agent
 
     def out(self) -> tuple[Path, bool]:
+        """The results folder, prepared and locked (see :func:`_prepare_out`)."""
         a = self.args
-        experiment = {k: v for k, v in sorted(vars(a).items()) if k not in (
+        out, created, self.lock = _prepare_out(a.out, self.env_name, a.overwrite,
+                                               a.checkpoint, self.resume_record())
+        return out, created
+
+    def resume_record(self) -> dict[str, Any]:
+        """Everything that fixes a checkpointed run's numbers: every option but those that only
+        change how it is shown or where it is cached, and the devices and precision in effect
+        (a checkpoint's waves depend on the device count)."""
+        import jax
+
+        from jaxbandits.results import _package_version
+
+        a = self.args
+        options = {k: v for k, v in sorted(vars(a).items()) if k not in (
             "handler", "argv", "overwrite", "no_progress", "progress", "cpu_devices",
-            "compilation_cache")}
-        signature = json.dumps(experiment, default=str)
-        return _prepare_out(a.out, self.env_name, a.overwrite, a.checkpoint, signature)
+            "compilation_cache", "log_x", "log_y", "title")}
+        devices = jax.devices()
+        return {"options": _jsonable(options), "devices": len(devices),
+                "backend": devices[0].platform, "x64": bool(jax.config.jax_enable_x64),
+                "jaxbandits": _package_version()}
+
+    def finish(self, out: Path) -> None:
+        """Records the files this run wrote and releases the folder."""
+        _record_files(out)
+        self.lock.release()
 
     def options(self, out: Path) -> dict[str, Any]:
         a = self.args
@@ -451,17 +483,17 @@ def _run(args: argparse.Namespace) -> int:
         agents[name] = exp.agent(name, own)
 
     out, created = exp.out()
-    exp.announce()
     try:
+        exp.announce()
         results = jb.compare(exp.env, agents, jax.random.key(args.seed), args.horizon,
                              args.runs, **exp.options(out))
+        plot_name = _write_plot(results, out, exp, f"{exp.env_name}: T = {args.horizon:,}, "
+                                                   f"{args.runs} runs")
+        exp.summary(results, out, plot_name)
+        exp.finish(out)
     except BaseException:
-        if created and not any(out.iterdir()):
-            out.rmdir()  # leave no empty folder behind
+        _release(exp, out, created)
         raise
-    plot_name = _write_plot(results, out, exp, f"{exp.env_name}: T = {args.horizon:,}, "
-                                               f"{args.runs} runs")
-    exp.summary(results, out, plot_name)
     _print_table(results)
     exp.print_compile_time(results)
     print(f"results written to {out}/ (summary.md, {plot_name}, <agent>.json/.npy)")
@@ -497,20 +529,21 @@ def _sweep(args: argparse.Namespace) -> int:
             grid[f"env.{field}" if target == "env" else field] = values
     agent = exp.agent(args.agent, own)
     out, created = exp.out()
-    exp.announce()
-    print(f"sweep of {args.agent} over " + " x ".join(f"{k} ({len(v)})" for k, v in grid.items())
-          + f" = {math.prod(len(v) for v in grid.values())} grid points")
     try:
+        exp.announce()
+        print(f"sweep of {args.agent} over " + " x ".join(f"{k} ({len(v)})"
+                                                          for k, v in grid.items())
+              + f" = {math.prod(len(v) for v in grid.values())} grid points")
         results = jb.sweep(exp.env, agent, jax.random.key(args.seed), grid, args.horizon,
                            args.runs, **exp.options(out))
+        title = f"{exp.env_name}, {args.agent}: T = {args.horizon:,}, {args.runs} runs"
+        plot_name = _write_plot(results, out, exp, title)
+        _plot_final(results, grid, out / "final.png", title)
+        exp.summary(results, out, plot_name, extra="![final.png](final.png)")
+        exp.finish(out)
     except BaseException:
-        if created and not any(out.iterdir()):
-            out.rmdir()
+        _release(exp, out, created)
         raise
-    title = f"{exp.env_name}, {args.agent}: T = {args.horizon:,}, {args.runs} runs"
-    plot_name = _write_plot(results, out, exp, title)
-    _plot_final(results, grid, out / "final.png", title)
-    exp.summary(results, out, plot_name, extra="![final.png](final.png)")
     _print_table(results)
     exp.print_compile_time(results)
     print(f"results written to {out}/ (summary.md, {plot_name}, final.png, <point>.json/.npy)")
@@ -521,6 +554,34 @@ def _check_sizes(args) -> None:
     for option, value in (("--horizon", args.horizon), ("--runs", args.runs)):
         if value < 1:
             raise ValueError(f"{option} must be a positive integer, got {value}")
+
+
+def _check_options(args) -> None:
+    """The options checked before JAX starts: each error names its option and range."""
+    if not -(2**63) <= args.seed < 2**63:
+        raise ValueError(f"--seed must be a 64-bit integer (-2**63 to 2**63 - 1), got "
+                         f"{args.seed}")
+    if args.cpu_devices is not None and args.cpu_devices < 1:
+        raise ValueError(f"--cpu-devices must be a positive integer (the number of CPU devices), "
+                         f"got {args.cpu_devices}")
+    if args.chunk_size is not None and args.chunk_size < 1:
+        raise ValueError(f"--chunk-size must be a positive integer, got {args.chunk_size}")
+    from jaxbandits.cache import _OFF
+
+    cache = args.compilation_cache
+    if cache is not None and cache.strip().lower() not in _OFF:
+        path = Path(cache).expanduser()
+        if path.exists() and not path.is_dir():
+            raise ValueError(f"--compilation-cache {cache} is an existing file, not a folder")
+
+
+def _release(exp: _Experiment, out: Path, created: bool) -> None:
+    """After a failed run: releases the folder, removing it if this run created it empty."""
+    exp.lock.release()
+    if created and not any(p.name != FILES_RECORD for p in out.iterdir()):
+        with contextlib.suppress(OSError):
+            (out / FILES_RECORD).unlink(missing_ok=True)
+            out.rmdir()  # leave no empty folder behind
 
 
 def _changes(bare, agent) -> dict[str, Any]:
@@ -633,24 +694,23 @@ _METRIC_WORDS = {"regret": "cumulative regret", "reward": "cumulative reward",
 def _load_results(paths: list[str]) -> dict:
     """``{label: Result}`` from folders (every result in them) and result files; labels are
     the results' names, prefixed with the folder when names repeat."""
-    from jaxbandits.results import Result
+    from jaxbandits.results import Result, is_result_file
 
     found: list[tuple[str, Any]] = []
     for text in paths:
         path = Path(text)
         if path.is_dir():
-            files = sorted(p for p in path.glob("*.json"))
-            loaded = []
-            for file in files:
-                try:
-                    loaded.append(Result.load(file))
-                except ValueError as err:
-                    if "jaxbandits-result" in str(err) or "format" in str(err):
-                        continue  # another JSON file (not a result)
-                    raise
+            # every result here, each checked; a JSON that is not a result (a user's config) is
+            # skipped by what it holds, a corrupt result is an error
+            loaded = [Result.load(file) for file in sorted(path.glob("*.json"))
+                      if file.is_file() and is_result_file(file)]
             if not loaded:
                 raise ValueError(f"{text}: no saved results in this folder")
             found += [(str(path), r) for r in loaded]
+        elif path.suffix == ".npy" and path.exists():
+            name = path.name.split(".")[0]
+            raise ValueError(f"{text} is one array of a saved result; give the result (its "
+                             f"name, such as {str(path.with_name(name))!r}, or its .json)")
         elif path.with_suffix(".json").exists() or path.exists():
             found.append((str(path.parent), Result.load(path)))
         else:
@@ -840,21 +900,29 @@ def _jsonable(value: Any) -> Any:
 # The results folder.
 
 
-def _prepare_out(out: str | None, env_name: str, overwrite: bool,
-                 checkpoint: str | None, signature: str = "") -> tuple[Path, bool]:
-    """The results folder, ready before anything is computed; returns it and whether it was
-    created here.
+def _prepare_out(out: str | None, env_name: str, overwrite: bool, checkpoint: str | None,
+                 record: dict[str, Any] | None = None) -> tuple[Path, bool, Any]:
+    """The results folder, locked and ready before anything is computed; returns it, whether it
+    was created here, and its lock (:class:`jaxbandits._io.WriterLock`, held until the command
+    ends: a second command into the same folder is refused).
 
     The default is a new ``results/<env>-<time>`` folder, made with an exclusive ``mkdir`` and
     suffixed ``-2``, ``-3``, ... when another run took the name in the same second. ``--out`` must
     be a folder that can be created and written; an existing one must be empty (a checkpoint
-    folder inside it aside) unless ``overwrite``, which removes an earlier run's files first. With
-    a checkpoint, the folder keeps ``signature`` (the command's experiment) in
-    ``.jaxbandits-run``, so that the same command, killed and started again, resumes into it.
+    folder inside it aside) unless ``overwrite``, which removes the files an earlier run wrote
+    (:func:`_remove_written`). With a checkpoint, the folder keeps ``record`` (everything that
+    fixes the run's numbers) in ``.jaxbandits-run``: the same command, killed and started again,
+    resumes into it; a command that differs in anything recorded is refused, naming what.
     """
+    from jaxbandits._io import WriterLock
+
+    record = {} if record is None else record
     try:
         if out is None:
-            return _new_folder(Path("results") / f"{env_name}-{_stamp()}"), True
+            path = _new_folder(Path("results") / f"{env_name}-{_stamp()}")
+            lock = WriterLock(path, f"results folder {str(path)!r}")
+            _start_record(path, [])
+            return path, True, lock
         path = Path(out)
         if path.exists() and not path.is_dir():
             raise ValueError(f"--out {out} is an existing file, not a folder")
@@ -862,26 +930,104 @@ def _prepare_out(out: str | None, env_name: str, overwrite: bool,
         if not path.is_dir():
             path.mkdir(parents=True, exist_ok=True)
             created = True
-        ckpt = None if checkpoint is None else Path(checkpoint).resolve()
-        stale = [p for p in path.iterdir() if p.resolve() != ckpt]
-        marker = path / RESUME_MARKER
-        if stale and ckpt is not None and marker.is_file() and marker.read_text() == signature:
-            return path, created  # the same checkpointed command again: it resumes here
-        if stale and not overwrite:
-            raise ValueError(f"--out {out} is not empty ({len(stale)} entries); pass --overwrite "
-                             "to replace the results there, or choose a new folder")
-        if stale:
-            for pattern in RESULT_FILES:
-                for old in path.glob(pattern):
-                    if old.is_file() or old.is_symlink():
-                        old.unlink()
-        _check_writable(path)
-        if ckpt is not None:
-            marker.write_text(signature)
-        return path, created
+        lock = WriterLock(path, f"--out {out}")
     except OSError as err:
         raise ValueError(f"--out {out or 'results/'}: cannot use it as the results folder "
                          f"({err})") from err
+    try:
+        _ready(path, out, overwrite, checkpoint, record)
+    except BaseException:
+        lock.release()
+        raise
+    return path, created, lock
+
+
+def _ready(path: Path, out: str, overwrite: bool, checkpoint: str | None,
+           record: dict[str, Any]) -> None:
+    """Makes the locked ``--out`` folder ready (see :func:`_prepare_out`)."""
+    try:
+        ckpt = None if checkpoint is None else Path(checkpoint).resolve()
+        ours = {FILES_RECORD, RESUME_MARKER}
+        stale = [p for p in path.iterdir() if p.resolve() != ckpt and p.name not in ours]
+        marker = path / RESUME_MARKER
+        if ckpt is not None and marker.is_file() and not overwrite:
+            before = _read_json(marker)
+            if before == record:
+                return  # the same checkpointed command again: it resumes here
+            raise ValueError(f"--out {out} holds a checkpointed run of another command "
+                             f"({_differences(before, record)}); run the same command to "
+                             "resume it, pass --overwrite to replace it, or choose a new folder")
+        if stale and not overwrite:
+            raise ValueError(f"--out {out} is not empty ({len(stale)} entries); pass --overwrite "
+                             "to replace the results there, or choose a new folder")
+        if stale or (path / FILES_RECORD).exists():
+            _remove_written(path)
+        marker.unlink(missing_ok=True)
+        _check_writable(path)
+        _start_record(path, sorted(p.name for p in path.iterdir()))
+        if ckpt is not None:
+            marker.write_text(json.dumps(record, indent=1))
+    except OSError as err:
+        raise ValueError(f"--out {out}: cannot use it as the results folder ({err})") from err
+
+
+def _remove_written(path: Path) -> None:
+    """Removes the files an earlier run wrote into ``path``: those its ``.jaxbandits-files``
+    lists (a run that did not finish: every file it found absent when it started), or, in a
+    folder from a jaxbandits without that record, the patterns of :data:`RESULT_FILES`. Never a
+    folder (a checkpoint inside stays), never a file the run did not write."""
+    from jaxbandits._io import temp_target
+
+    record = _read_json(path / FILES_RECORD) if (path / FILES_RECORD).is_file() else None
+    if isinstance(record, dict) and isinstance(record.get("written"), list):
+        doomed = [path / name for name in record["written"] if isinstance(name, str)]
+        doomed += [p for p in path.iterdir() if temp_target(p.name) is not None]
+    elif isinstance(record, dict) and isinstance(record.get("before"), list):
+        kept = set(record["before"]) | {FILES_RECORD, RESUME_MARKER}
+        doomed = [p for p in path.iterdir() if p.name not in kept]
+    else:
+        doomed = [old for pattern in RESULT_FILES for old in path.glob(pattern)]
+    for old in doomed:
+        if Path(old.name).name == old.name and (old.is_symlink() or old.is_file()):
+            old.unlink()
+    (path / FILES_RECORD).unlink(missing_ok=True)
+
+
+def _start_record(path: Path, before: list[str]) -> None:
+    """Starts ``.jaxbandits-files``: the entries present before this run (not its own)."""
+    (path / FILES_RECORD).write_text(json.dumps({"before": before, "written": None}))
+
+
+def _record_files(path: Path) -> None:
+    """Completes ``.jaxbandits-files``: every file now in ``path`` that was not there before."""
+    record = _read_json(path / FILES_RECORD)
+    before = set(record.get("before") or []) if isinstance(record, dict) else set()
+    written = sorted(p.name for p in path.iterdir() if p.name not in before | {
+        FILES_RECORD, RESUME_MARKER} and (p.is_file() or p.is_symlink()))
+    (path / FILES_RECORD).write_text(json.dumps({"before": sorted(before),
+                                                 "written": written}))
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+
+
+def _differences(before: Any, now: dict[str, Any]) -> str:
+    """Which recorded settings differ, in words (``--runs: 200 then 100``)."""
+    if not isinstance(before, dict) or "options" not in before:
+        return "its record is from an older jaxbandits"
+    flat = lambda r: {**{f"--{k.replace('_', '-')}": v for k, v in  # noqa: E731
+                         (r.get("options") or {}).items()},
+                      **{k: v for k, v in r.items() if k != "options"}}
+    a, b = flat(before), flat(now)
+    names = {"devices": "device count", "x64": "float64 (JAX_ENABLE_X64)",
+             "backend": "backend", "jaxbandits": "jaxbandits version"}
+    diffs = [f"{names.get(k, k)}: {a.get(k)!r} then {b.get(k)!r}"
+             for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+    return "; ".join(diffs) or "its record differs"
 
 
 def _stamp() -> str:

@@ -128,7 +128,20 @@ def plot_regret(
     ax.legend(handles=handles, fontsize=8)
     fig.tight_layout()
     if path is not None:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, format="png")
+        _save(fig, Path(path))
     return fig
+
+
+def _save(fig, path: Path) -> None:
+    """Writes ``fig`` to ``path`` as PNG; a path that cannot be written (inside a file, a
+    folder, a full disk) is a clear error naming it."""
+    from jaxbandits import _io
+
+    if path.is_dir():
+        raise ValueError(f"plot_regret: {str(path)!r} is a folder; give the PNG file to write")
+    try:
+        _io.check_writable_dir(path.parent)
+    except ValueError as err:
+        raise ValueError(f"plot_regret: cannot write {str(path)!r}: {err}") from err
+    with _io.naming(path):
+        fig.savefig(path, format="png")

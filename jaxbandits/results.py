@@ -7,7 +7,12 @@ On disk a result is ``<name>.json`` (metadata, the format, and every array's sha
 beside its arrays: one ``<name>.npz`` (:meth:`Result.save`), or, for results larger than memory,
 one ``<name>.<curve>.npy`` per curve written block by block by :class:`ResultWriter` and
 memory-mapped by :meth:`Result.load`. Files are written atomically with the JSON last, loading
-validates everything against the JSON, and no pickle is ever written or read. The statistics
+validates everything against the JSON, and no pickle is ever written or read. The JSON records the
+sha256 of every array file and of its own fields (format version 2), and :meth:`Result.load`
+checks them, so an edited value, a swapped or replaced file (another seed's arrays of the same
+shape) or an edited field (the key) is an error naming the file; version-1 files, written before
+the hashes, load as before. One process at a time writes a result (a lock beside it, taken
+before the first file is touched and held until its JSON is written). The statistics
 (:meth:`Result.mean`, :meth:`Result.confidence_band`, :meth:`Result.final`) reduce over blocks of
 runs with float64 accumulators, so a memory-mapped result never needs to fit in memory.
 
@@ -28,6 +33,8 @@ random numbers run by run. This module never imports :mod:`jaxbandits.plotting` 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import io
 import json
 import math
 import zipfile
@@ -49,6 +56,8 @@ __all__ = [
     "common_random_numbers",
     "config_of",
     "environment_info",
+    "is_result_file",
+    "lock_result",
     "paired_difference",
     "t_quantile",
 ]
@@ -278,16 +287,27 @@ class Result:
         ``sweep/explore_scale=0.1.npz``); only a trailing ``.npz`` or ``.json`` is dropped. Both
         files are written atomically, the JSON last: a result loads only once both are complete
         (an older result under the same name is removed first, so the two never mix). The JSON
-        records the format and every array's shape and dtype, which :meth:`load` checks.
+        records the format, every array's shape and dtype, the ``.npz``'s sha256 and that of its
+        own fields, which :meth:`load` checks. The result's lock is held while writing.
+
+        Raises:
+          ValueError: ``path`` is an existing folder, ``.`` or ``..``, lies inside a file, or
+            another process is writing a result under this name.
+          OSError: the disk is full (or another write failure), naming the file.
         """
-        stem = _stem(path)
+        stem = _check_stem(_stem(path))
         arrays = _result_arrays(self)
         _check_arrays(arrays, f"result {self.name!r}")
-        stem.parent.mkdir(parents=True, exist_ok=True)
+        _io.check_writable_dir(stem.parent)
         json_path, npz_path = _sibling(stem, ".json"), _sibling(stem, ".npz")
-        _io.remove(json_path)  # from here until the new JSON, no result loads under this name
-        _io.atomic_write(npz_path, lambda f: _io.write_npz(f, arrays))
-        _io.atomic_write_bytes(json_path, _result_json(self, "npz", arrays))
+        buffer = io.BytesIO()
+        _io.write_npz(buffer, arrays)
+        data = buffer.getvalue()
+        with _lock(stem):
+            _io.remove(json_path)  # from here until the new JSON, no result loads under this name
+            _io.atomic_write_bytes(npz_path, data)
+            files = {"npz": hashlib.sha256(data).hexdigest()}
+            _io.atomic_write_bytes(json_path, _result_json(self, "npz", arrays, files=files))
         return npz_path
 
     @classmethod
@@ -300,18 +320,26 @@ class Result:
         is checked: the JSON's keys and types, that the arrays are the ones it lists with its
         shapes and dtypes, floating curves of shape ``(runs, S)``, integer ``steps`` positive and
         increasing, ``accepted`` present exactly for replay results, extra metrics
-        (``metric.<name>``) with valid names. No pickle is ever loaded.
+        (``metric.<name>``) with valid names, and (version 2) the sha256 of every array file and
+        of the JSON's own fields. No pickle is ever loaded.
 
         Raises:
           FileNotFoundError: there is no ``<path>.json``.
           ValueError: saying what is wrong and in which file.
         """
-        stem = _stem(path)
+        return cls._load(_stem(path), verify=True)
+
+    @classmethod
+    def _load(cls, stem: Path, verify: bool) -> Result:
+        """:meth:`load`; ``verify=False`` skips the sha256 of the array files (a writer that
+        has just hashed what it wrote)."""
         json_path = _sibling(stem, ".json")
-        if not json_path.exists():
+        if not json_path.is_file():
+            if json_path.exists():
+                raise ValueError(f"{str(json_path)!r} is not a file, so not a saved result")
             raise FileNotFoundError(f"no result named {str(stem)!r}: {str(json_path)!r} does "
                                     f"not exist")
-        meta, storage, listed = _read_result_json(json_path)
+        meta, storage, listed, hashes = _read_result_json(json_path)
         if storage == "npz":
             arrays = _read_npz(_sibling(stem, ".npz"))
         else:
@@ -328,6 +356,8 @@ class Result:
         if listed is not None and meta.pop("replay") != ("accepted" in arrays):
             raise ValueError(f"{str(json_path)!r} disagrees with its arrays on whether this is "
                              f"a replay result")
+        if hashes is not None:
+            _check_hashes(stem, json_path, storage, listed, hashes, files=verify)
         order = list(listed) if listed is not None else list(arrays)
         metrics = {name[len(_METRIC_PREFIX):]: arrays.pop(name) for name in order
                    if name.startswith(_METRIC_PREFIX)}
@@ -343,7 +373,13 @@ class ResultWriter:
     (resident memory stays one block); :meth:`finish` writes ``<path>.steps.npy`` and, last and
     atomically, ``<path>.json`` (``"storage": "npy"``), and returns the :class:`Result` with
     read-only memory-mapped curves. Until then no result loads under ``path`` (an older one is
-    removed when the writer starts).
+    removed when the writer starts). The JSON records the sha256 of every file, hashed once at
+    :meth:`finish` from the written files.
+
+    One process at a time writes a result: the writer holds ``.<name>.lock`` beside it (taken
+    when it starts, or earlier by the caller with :func:`lock_result`; released by
+    :meth:`finish` / :meth:`close`) and a ``flock`` on each curve file, so a second writer is
+    refused with a ``ValueError`` even if the lock file was removed.
 
     Args:
       path: the result's name (as for :meth:`Result.save`; the whole name is kept).
@@ -377,16 +413,22 @@ class ResultWriter:
             raise ValueError(f"dtype must be floating, got {self.dtype}")
         self.num_runs, self.replay = int(num_runs), bool(replay)
         self.metrics = check_metric_names(metrics, "ResultWriter")
-        _io.check_writable_dir(self.stem.parent)
-        _io.remove(_sibling(self.stem, ".json"))
         names = (_CURVES if self.replay else _CURVES[:2]) + tuple(
             _METRIC_PREFIX + m for m in self.metrics)
         shape = (self.num_runs, len(self.steps))
-        self._rows = {}
+        self._rows: dict[str, _io.NpyRows] = {}
+        self._lock = lock_result(self.stem)
         try:
-            for name in names:
-                file = _sibling(self.stem, f".{_npy_name(name)}.npy")
+            files = [_sibling(self.stem, f".{_npy_name(n)}.npy") for n in names]
+            busy = [str(f) for f in files if _io.flock_held(f)]
+            if busy:  # a writer whose lock file was removed under it
+                raise ValueError(f"result {str(self.stem)!r} is being written by another "
+                                 f"writer ({busy[0]!r} is locked); wait for it to finish or "
+                                 "choose another name")
+            _io.remove(_sibling(self.stem, ".json"))
+            for name, file in zip(names, files, strict=True):
                 self._rows[name] = _io.NpyRows.create(file, shape, self.dtype)
+                self._rows[name].lock()
         except BaseException:
             self.close()
             raise
@@ -426,23 +468,38 @@ class ResultWriter:
         if unknown:
             raise TypeError(f"unknown result fields {unknown}; allowed: {sorted(_META_TYPES)}")
         rows = self._open()
-        self.flush()
-        self.close()
-        steps_file = _sibling(self.stem, ".steps.npy")
-        _io.atomic_write(steps_file, lambda f: npy_format.write_array(f, self.steps,
-                                                                       allow_pickle=False))
-        arrays = {"steps": self.steps}
-        arrays.update({name: _Spec(r.shape, r.dtype) for name, r in rows.items()})
-        template = Result(steps=self.steps, cumulative_regret=None, cumulative_reward=None,
-                          **result_fields)
-        _io.atomic_write_bytes(_sibling(self.stem, ".json"),
-                               _result_json(template, "npy", arrays, replay=self.replay))
-        return Result.load(self.stem)
+        try:
+            self.flush()
+            files = {}
+            for name, r in rows.items():  # hashed from what this writer wrote
+                if r.replaced():
+                    raise ValueError(f"{str(r.path)!r} was replaced or removed while "
+                                     f"{str(self.stem)!r} was being written; the result is "
+                                     "not saved")
+                files[f"{_npy_name(name)}.npy"] = r.sha256()
+            for r in rows.values():
+                r.close()
+            buffer = io.BytesIO()
+            npy_format.write_array(buffer, self.steps, allow_pickle=False)
+            _io.atomic_write_bytes(_sibling(self.stem, ".steps.npy"), buffer.getvalue())
+            files["steps.npy"] = hashlib.sha256(buffer.getvalue()).hexdigest()
+            arrays = {"steps": self.steps}
+            arrays.update({name: _Spec(r.shape, r.dtype) for name, r in rows.items()})
+            template = Result(steps=self.steps, cumulative_regret=None, cumulative_reward=None,
+                              **result_fields)
+            _io.atomic_write_bytes(_sibling(self.stem, ".json"), _result_json(
+                template, "npy", arrays, replay=self.replay, files=files))
+            return Result._load(self.stem, verify=False)
+        finally:
+            self.close()
 
     def close(self) -> None:
-        """Closes the files without finishing (idempotent): no result loads under ``path``."""
+        """Closes the files without finishing (idempotent): no result loads under ``path``;
+        releases the lock."""
         for rows in getattr(self, "_rows", {}).values():
             rows.close()
+        if getattr(self, "_lock", None) is not None:
+            self._lock.release()
 
     def __enter__(self) -> ResultWriter:
         return self
@@ -454,6 +511,55 @@ class ResultWriter:
         if any(rows.closed for rows in self._rows.values()):
             raise ValueError(f"the ResultWriter of {str(self.stem)!r} is closed")
         return self._rows
+
+
+def is_result_file(path: str | Path) -> bool:
+    """Whether the JSON file ``path`` claims to be a saved result (its ``"format"``, or the keys
+    of a result written before the format was recorded), judged by what it holds, never by an
+    error's text: a folder's other JSON files (a user's configuration) are not results, while a
+    result that fails to load is still one (and :meth:`Result.load` says what is wrong). A file
+    that is not valid JSON counts as a result (a corrupt one), so it is never silently skipped.
+    """
+    try:
+        meta = json.loads(Path(path).read_bytes())
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return True
+    if not isinstance(meta, dict):
+        return False
+    return meta.get("format") == _FORMAT or ("format" not in meta and set(meta) == _LEGACY_KEYS)
+
+
+def lock_result(path: str | Path) -> _io.WriterLock:
+    """Takes the lock of result ``path`` (``.<name>.lock`` beside it) for this process, so that
+    no other process writes it; returns the lock (``release()`` it, or use it as a context
+    manager).
+
+    :class:`ResultWriter` and :meth:`Result.save` take it themselves; a caller that computes
+    for a long time before writing (the runner compiles first) takes it before, so a second
+    writer is refused at once. Reentrant within a process.
+
+    Raises:
+      ValueError: another process holds it (naming the result and the holder's pid).
+    """
+    stem = _check_stem(_stem(path))
+    _io.check_writable_dir(stem.parent)
+    return _lock(stem)
+
+
+def _lock(stem: Path) -> _io.WriterLock:
+    return _io.WriterLock(stem.with_name(f".{stem.name}.lock"), f"result {str(stem)!r}")
+
+
+def _check_stem(stem: Path) -> Path:
+    """``stem`` if it can name a result: a file name (not ``.`` / ``..``), not a folder."""
+    if stem.name in ("", ".", ".."):
+        raise ValueError(f"a result's name must be a file name, got {str(stem)!r} (a label "
+                         "such as '.' or '..' would write outside its folder)")
+    if stem.is_dir():
+        raise ValueError(f"{str(stem)!r} is an existing folder, so it cannot name a result (it "
+                         f"would be written beside it as {str(stem)!r}.json); give a name inside "
+                         f"it ({str(stem / 'name')!r}) or a new name")
+    return stem
 
 
 # ------------------------------------------------------------------- comparisons and provenance
@@ -581,7 +687,7 @@ def _package_version() -> str:
 
 # ------------------------------------------------------------------------------------- helpers
 
-_FORMAT, _VERSION = "jaxbandits-result", 1
+_FORMAT, _VERSION = "jaxbandits-result", 2  # 2: with sha256 (version 1 files load without)
 _BLOCK_BYTES = 1 << 25  # float64 bytes per block of runs in the statistics (32 MiB)
 _CURVES = ("cumulative_regret", "cumulative_reward", "accepted")
 _NPY_NAMES = {"steps": "steps", "cumulative_regret": "regret", "cumulative_reward": "reward",
@@ -640,7 +746,10 @@ def _result_arrays(result: Result) -> dict[str, np.ndarray]:
     return arrays
 
 
-def _result_json(result: Result, storage: str, arrays: dict, replay: bool | None = None) -> bytes:
+def _result_json(result: Result, storage: str, arrays: dict, replay: bool | None = None, *,
+                 files: dict[str, str]) -> bytes:
+    """The result's JSON: its fields, its arrays' shapes and dtypes, and ``"sha256"``: of each
+    file (``files``: ``{"npz" or "<array>.npy": hex}``) and of the JSON's own fields."""
     meta = {
         "format": _FORMAT, "version": _VERSION, "storage": storage,
         "replay": ("accepted" in arrays) if replay is None else replay,
@@ -649,13 +758,46 @@ def _result_json(result: Result, storage: str, arrays: dict, replay: bool | None
         "name": result.name, "wall_time": float(result.wall_time),
         "compile_time": float(result.compile_time), "env_config": result.env_config,
         "agent_config": result.agent_config, "extras": result.extras,
-        "run_info": result.run_info,
+        "run_info": result.run_info, "sha256": {"files": dict(files)},
     }
-    return json.dumps(meta, indent=2, default=_jsonable).encode()
+    meta = json.loads(json.dumps(meta, default=_jsonable))  # as load will read it back
+    meta["sha256"]["fields"] = _fields_sha256(meta)
+    return json.dumps(meta, indent=2).encode()
 
 
-def _read_result_json(path: Path) -> tuple[dict, str, dict | None]:
-    """``(Result fields, storage, listed arrays or None for a legacy file)`` of a result JSON."""
+def _fields_sha256(meta: dict) -> str:
+    """The sha256 of a result JSON's fields (all but ``sha256.fields`` itself), canonical."""
+    fields = {**meta, "sha256": {k: v for k, v in meta["sha256"].items() if k != "fields"}}
+    text = json.dumps(fields, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _check_hashes(stem: Path, json_path: Path, storage: str, listed: dict, hashes: dict, *,
+                  files: bool = True) -> None:
+    """The sha256 a version-2 JSON records of its fields and (``files``) of each file."""
+    where = repr(str(json_path))
+    if _fields_sha256(hashes["meta"]) != hashes["fields"]:
+        raise ValueError(f"{where} was edited: its fields do not match the sha256 it records "
+                         "(a changed key, name or configuration would make the result lie about "
+                         "how it was made); save the result again instead of editing it")
+    names = ["npz"] if storage == "npz" else [f"{_npy_name(n)}.npy" for n in listed]
+    if set(hashes["files"]) != set(names):
+        raise ValueError(f"{where} records the sha256 of {sorted(hashes['files'])}, but its "
+                         f"arrays are in {sorted(names)}")
+    if not files:
+        return
+    for name in names:
+        file = _sibling(stem, f".{name}")
+        if _io.sha256_file(file) != hashes["files"][name]:
+            raise ValueError(f"{str(file)!r} does not match the sha256 that {where} records for "
+                             "it: the file was edited, corrupted or replaced (another result's "
+                             "or another seed's file?)")
+
+
+def _read_result_json(path: Path) -> tuple[dict, str, dict | None, dict | None]:
+    """``(Result fields, storage, listed arrays or None for a legacy file, hashes or None)`` of
+    a result JSON; the hashes (version 2) are ``{"fields", "files", "meta"}`` (``meta``: the
+    whole JSON, whose fields' sha256 :func:`_check_hashes` compares)."""
     where = repr(str(path))
     try:
         meta = json.loads(path.read_bytes())
@@ -665,16 +807,19 @@ def _read_result_json(path: Path) -> tuple[dict, str, dict | None]:
         raise ValueError(f"{where} is not a jaxbandits result (a JSON {type(meta).__name__})")
     if "format" not in meta and set(meta) == _LEGACY_KEYS:
         _check_meta_types(meta, where)
-        return meta, "npz", None  # written before the format was recorded
+        return meta, "npz", None, None  # written before the format was recorded
     if meta.get("format") != _FORMAT:
         what = ("a checkpoint manifest; open it with jaxbandits.checkpoint.Checkpoint"
                 if meta.get("format") == "jaxbandits-checkpoint" else
                 f"format {meta.get('format')!r}, not {_FORMAT!r}")
         raise ValueError(f"{where} is not a jaxbandits result: it is {what}")
-    if meta.get("version") != _VERSION:
-        raise ValueError(f"{where} has version {meta.get('version')!r}; this jaxbandits reads "
-                         f"result version {_VERSION}")
+    version = meta.get("version")
+    if isinstance(version, bool) or version not in (1, _VERSION):
+        raise ValueError(f"{where} has version {version!r}; this jaxbandits reads result "
+                         f"versions 1 and {_VERSION}")
     expected = _LEGACY_KEYS | {"format", "version", "storage", "replay", "arrays"}
+    if version >= 2:
+        expected = expected | {"sha256"}
     if not expected <= set(meta) <= expected | _OPTIONAL_KEYS:
         missing = sorted(expected - set(meta))
         extra = sorted(set(meta) - expected - _OPTIONAL_KEYS)
@@ -701,10 +846,20 @@ def _read_result_json(path: Path) -> tuple[dict, str, dict | None]:
         if not ok:
             raise ValueError(f"{where}: array {name!r} must be listed as {{'shape': [sizes], "
                              f"'dtype': str}}, got {entry!r}")
+    hashes = None
+    if version >= 2:
+        recorded = meta["sha256"]
+        ok = isinstance(recorded, dict) and set(recorded) == {"fields", "files"} \
+            and isinstance(recorded["fields"], str) and isinstance(recorded["files"], dict) \
+            and all(isinstance(v, str) for v in recorded["files"].values())
+        if not ok:
+            raise ValueError(f"{where}: 'sha256' must be {{'fields': hex, 'files': {{file: "
+                             f"hex}}}}, got {recorded!r}")
+        hashes = {**recorded, "meta": meta}
     storage = meta["storage"]
     fields = {k: v for k, v in meta.items() if k in _META_TYPES}
     fields["replay"] = meta["replay"]
-    return fields, storage, listed
+    return fields, storage, listed, hashes
 
 
 def _check_meta_types(meta: dict, where: str) -> None:

@@ -613,7 +613,9 @@ def test_dotted_names_stay_distinct(tmp_path):
 def test_saved_json_records_format_and_arrays(tmp_path):
     _result(replay=True).save(tmp_path / "r")
     meta = json.loads((tmp_path / "r.json").read_text())
-    assert meta["format"] == "jaxbandits-result" and meta["version"] == 1
+    assert meta["format"] == "jaxbandits-result" and meta["version"] == 2
+    assert meta["sha256"]["files"] == {"npz": _io.sha256_file(tmp_path / "r.npz")}
+    assert len(meta["sha256"]["fields"]) == 64
     assert meta["storage"] == "npz" and meta["replay"] is True
     assert meta["arrays"] == {
         "steps": {"shape": [5], "dtype": "<i8"},

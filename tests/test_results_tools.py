@@ -199,7 +199,11 @@ def test_run_info_survives_save_load_and_old_files_load_empty(simulated, tmp_pat
     assert Result.load(tmp_path / "r").run_info == simulated.run_info
     json_path = tmp_path / "r.json"
     meta = json.loads(json_path.read_text())
-    del meta["run_info"]  # written before run_info existed
+    json_path.write_text(json.dumps({**meta, "run_info": {"edited": True}}))
+    with pytest.raises(ValueError, match="was edited"):  # version 2 hashes its fields
+        Result.load(tmp_path / "r")
+    del meta["run_info"], meta["sha256"]  # written before run_info (and the hashes) existed
+    meta["version"] = 1
     json_path.write_text(json.dumps(meta))
     assert Result.load(tmp_path / "r").run_info == {}
     meta["run_info"] = ["not", "an", "object"]
