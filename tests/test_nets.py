@@ -149,3 +149,23 @@ def test_training_round_schedule():
     np.testing.assert_array_equal(with_warmup, [5, 50, 100, 150, 200])
     every_round = np.flatnonzero(training_round(t, 5, 1))
     np.testing.assert_array_equal(every_round, np.arange(5, 201))
+
+
+def test_one_mlp_serves_the_scalar_network_and_the_feature_map():
+    # FeatureMLP is the MLP with a vector output; the scalar network is its D = 1 case, scaled
+    from jaxbandits.nets import FeatureMLP, FeatureNetwork
+
+    x = unit_vectors(jax.random.key(1), 4, 3)
+    scalar = MLP(3, 6, 3, init="torch", rngs=nnx.Rngs(0))
+    vector = FeatureMLP(3, 6, 3, 1, scale_output=True, rngs=nnx.Rngs(0))
+    assert isinstance(vector, MLP)
+    np.testing.assert_array_equal(scalar(x), vector(x)[:, 0])
+    # the symmetric feature map pads an odd input (as the scalar network always did)
+    net = FeatureNetwork(in_features=3, width=8, out_features=3, init_scheme="symmetric",
+                         scale_output=True, final_relu=True)
+    params = net.init(jax.random.key(0))
+    assert net.apply(params, x).shape == (4, 3)
+    grad = jax.grad(lambda p: jnp.sum(net.apply(p, x)))(params)
+    assert np.all(np.asarray(kernels(grad)[0])[:, -1] == 0)  # the padded column is never used
+    with pytest.raises(ValueError, match="init must be one of"):
+        FeatureMLP(3, 6, 3, 2, init="gaussian", rngs=nnx.Rngs(0))

@@ -66,6 +66,7 @@ from jaxbandits.linalg import (
     ridge_widths,
 )
 from jaxbandits.registry import register_agent
+from jaxbandits.ring import ring_slot, ring_write
 
 __all__ = [
     "LINEAR_DUEL_FITS",
@@ -598,14 +599,12 @@ class VACDB(_DuelAgent):
         gram = jax.vmap(ridge_update)(state.gram, rows, jnp.zeros((self.num_layers,), z.dtype))
 
         data = state.data
-        row = data.num_obs % data.counts.shape[0]
+        row = ring_slot(data.num_obs, data.capacity)
         sq = weight * weight
-        written = data.replace(
-            features=data.features.at[row].set(z),
-            counts=data.counts.at[row].set(sq),
-            rewards=data.rewards.at[row].set(sq * o),
-            num_obs=data.num_obs + 1,
-        )
+        features, counts, rewards = ring_write(
+            (data.features, data.counts, data.rewards), row, (z, sq, sq * o))
+        written = data.replace(features=features, counts=counts, rewards=rewards,
+                               num_obs=data.num_obs + 1)
         data = jax.tree.map(lambda new, old: jnp.where(valid, new, old), written, data)
         layers = jnp.where(valid, state.layers.at[row].set(level), state.layers)
 

@@ -63,8 +63,9 @@ from jaxbandits.core import (
     float_dtype,
 )
 from jaxbandits.linalg.glm import PREFERENCE_LINKS, neg_log_preference, preference_prob
-from jaxbandits.nets import FeatureNetwork, blocked_sum
+from jaxbandits.nets import FeatureNetwork
 from jaxbandits.registry import register_agent
+from jaxbandits.ring import Ring, blocked_sum, ring_add, ring_init, ring_size
 
 __all__ = [
     "DUELING_PRESETS",
@@ -77,6 +78,7 @@ __all__ = [
     "NVLDBState",
     "VARIANCE_MODES",
     "DuelBuffer",
+    "DuelRows",
     "duel_buffer_add",
     "duel_buffer_init",
     "duel_buffer_sum",
@@ -134,14 +136,31 @@ def dueling_preset(name: str) -> dict[str, Any]:
 # The pair buffer.
 
 
+class DuelRows(struct.PyTreeNode):
+    """Stored duels: one (``()``-shaped ``outcome``) or a buffer's ``(B, ...)`` of them.
+
+    Attributes:
+      x1, x2: ``(..., d)`` the contexts of the first and second arm of each pair.
+      outcome: ``(...)`` ``o`` (1: the first arm won).
+      weight: ``(...)`` the row's loss / Gram weight (``1 / zeta^2``; 1 for NDB); 0 for an
+        empty row, so empty rows add exactly nothing to any sum.
+    """
+
+    x1: jax.Array
+    x2: jax.Array
+    outcome: jax.Array
+    weight: jax.Array
+
+
 class DuelBuffer(struct.PyTreeNode):
-    """A ring buffer of the last ``B`` duels, with a fixed shape.
+    """A ring buffer of the last ``B`` duels, with a fixed shape: the rows of a
+    :class:`DuelRows` of ``(B, ...)`` arrays kept as fields (``rows`` views them), written and
+    counted by the rule of :mod:`jaxbandits.ring`.
 
     Attributes:
       x1, x2: ``(B, d)`` the contexts of the first and second arm of each stored pair.
       outcome: ``(B,)`` ``o`` (1: the first arm won).
-      weight: ``(B,)`` the row's loss / Gram weight (``1 / zeta^2``; 1 for NDB); 0 for an empty
-        row, so empty rows add exactly nothing to any sum.
+      weight: ``(B,)`` the row's loss / Gram weight; 0 for an empty row.
       num_obs: ``()`` int32, pairs seen so far; rows ``0 .. min(num_obs, B) - 1`` are filled.
     """
 
@@ -152,34 +171,47 @@ class DuelBuffer(struct.PyTreeNode):
     num_obs: jax.Array
 
     @property
+    def rows(self) -> DuelRows:
+        """The stored rows, ``(B, ...)``."""
+        return DuelRows(x1=self.x1, x2=self.x2, outcome=self.outcome, weight=self.weight)
+
+    @property
+    def capacity(self) -> int:
+        """B, the number of pairs kept (static)."""
+        return self.weight.shape[0]
+
+    @property
     def num_rows(self) -> jax.Array:
         """The number of filled rows, ``min(num_obs, B)``."""
-        return jnp.minimum(self.num_obs, self.weight.shape[0])
+        return ring_size(self.num_obs, self.capacity)
+
+
+def _duel_buffer(rows: DuelRows, num_obs: jax.Array) -> DuelBuffer:
+    return DuelBuffer(x1=rows.x1, x2=rows.x2, outcome=rows.outcome, weight=rows.weight,
+                      num_obs=num_obs)
 
 
 def duel_buffer_init(capacity: int, dim: int, dtype=None) -> DuelBuffer:
     """An empty buffer of ``capacity`` rows of ``dim``-dimensional contexts."""
     dtype = dtype or float_dtype()
-    return DuelBuffer(x1=jnp.zeros((capacity, dim), dtype), x2=jnp.zeros((capacity, dim), dtype),
-                      outcome=jnp.zeros((capacity,), dtype), weight=jnp.zeros((capacity,), dtype),
-                      num_obs=jnp.zeros((), jnp.int32))
+    row = DuelRows(x1=jnp.zeros((dim,), dtype), x2=jnp.zeros((dim,), dtype),
+                   outcome=jnp.zeros((), dtype), weight=jnp.zeros((), dtype))
+    ring = ring_init(row, capacity)
+    return _duel_buffer(ring.rows, ring.num_obs)
 
 
 def duel_buffer_add(buffer: DuelBuffer, x1: jax.Array, x2: jax.Array, outcome: jax.Array,
                     weight: jax.Array) -> DuelBuffer:
     """``buffer`` with the pair ``(x1, x2, o)`` of weight ``weight`` written over its oldest
-    row (row ``num_obs mod B``)."""
-    row = buffer.num_obs % buffer.weight.shape[0]
-    dtype = buffer.weight.dtype
-    return DuelBuffer(x1=buffer.x1.at[row].set(x1), x2=buffer.x2.at[row].set(x2),
-                      outcome=buffer.outcome.at[row].set(jnp.asarray(outcome, dtype)),
-                      weight=buffer.weight.at[row].set(jnp.asarray(weight, dtype)),
-                      num_obs=buffer.num_obs + 1)
+    row (row ``num_obs mod B``; :func:`~jaxbandits.ring.ring_add`)."""
+    ring = ring_add(Ring(rows=buffer.rows, num_obs=buffer.num_obs),
+                    DuelRows(x1=x1, x2=x2, outcome=outcome, weight=weight))
+    return _duel_buffer(ring.rows, ring.num_obs)
 
 
 def duel_buffer_sum(fn, buffer: DuelBuffer, block_rows: int | None = None):
     """``sum_b fn(x1_b, x2_b, outcome_b, weight_b)`` over blocks of the buffer's filled rows
-    (:func:`~jaxbandits.nets.blocked_sum`), the rows outside a block's share given weight 0.
+    (:func:`~jaxbandits.ring.blocked_sum`), the rows outside a block's share given weight 0.
 
     ``fn`` maps ``block_rows`` rows to a pytree and must be linear in the rows' weights (every
     row's contribution a multiple of its weight, as in a weighted loss or Gram matrix), so that
@@ -187,14 +219,12 @@ def duel_buffer_sum(fn, buffer: DuelBuffer, block_rows: int | None = None):
     256 rows): a buffer of at most that many rows is one block; a larger one is summed in
     blocks that skip those past the filled rows, so that the cost is O(t) for t pairs.
     """
-    rows = (buffer.x1, buffer.x2, buffer.outcome, buffer.weight)
-    block_rows = block_rows or _block_rows(buffer.weight.shape[0])
+    block_rows = block_rows or _block_rows(buffer.capacity)
 
     def block(cut, mask):
-        x1, x2, outcome, weight = cut
-        return fn(x1, x2, outcome, jnp.where(mask, weight, 0.0))
+        return fn(cut.x1, cut.x2, cut.outcome, jnp.where(mask, cut.weight, 0.0))
 
-    return blocked_sum(block, rows, buffer.num_rows, block_rows=block_rows)
+    return blocked_sum(block, buffer.rows, buffer.num_rows, block_rows=block_rows)
 
 
 def pair_difference(fn, x1: jax.Array, x2: jax.Array):

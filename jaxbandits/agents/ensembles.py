@@ -66,6 +66,7 @@ from jaxbandits.linalg import (
     ridge_update,
 )
 from jaxbandits.registry import register_agent
+from jaxbandits.ring import ring_slot, ring_write
 
 __all__ = [
     "RRLS",
@@ -451,16 +452,13 @@ class LinPHE(LinearScores, Agent):
         if capacity == 0:  # per-arm statistics
             pulls = action_weights(action, state.counts.shape[0], state.counts.dtype)
             return state.replace(ridge=ridge, counts=state.counts + pulls)
-        slot = t % capacity
+        slot = ring_slot(t, capacity)
         evicted = state.steps[slot]
         key_frozen = jax.random.fold_in(jax.random.fold_in(state.noise_key, 3), evicted)
         xi = jnp.where(evicted >= 0, jax.random.normal(key_frozen, (), x.dtype), 0.0)
-        return state.replace(
-            ridge=ridge,
-            features=state.features.at[slot].set(x),
-            steps=state.steps.at[slot].set(t),
-            frozen=state.frozen + xi * state.features[slot],
-        )
+        features, steps = ring_write((state.features, state.steps), slot, (x, t))
+        return state.replace(ridge=ridge, features=features, steps=steps,
+                             frozen=state.frozen + xi * state.features[slot])
 
 
 # ------------------------------------------------------------------------------------------------

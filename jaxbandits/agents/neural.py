@@ -169,7 +169,7 @@ class NeuralAgent(Agent):
     def _filled_rows(self, data: GLMData) -> jax.Array | None:
         """How many leading rows of ``data`` hold observations: a ring buffer fills rows 0, 1,
         ... in order, so training skips the empty tail (None for per-arm statistics)."""
-        return None if data.per_arm else jnp.minimum(data.num_obs, data.counts.shape[0])
+        return data.size
 
 
 # ------------------------------------------------------------------------------------------------

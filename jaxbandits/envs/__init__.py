@@ -1,5 +1,11 @@
 """Environments, one module per family; each registers itself by name."""
 
+from jaxbandits.envs.base import (
+    REWARD_KINDS,
+    finite_arm_feedback,
+    noisy_reward,
+    pool_context,
+)
 from jaxbandits.envs.bernoulli import BernoulliEnv, BernoulliEnvState
 from jaxbandits.envs.datasets import (
     ClassificationEnv,
@@ -74,6 +80,7 @@ from jaxbandits.envs.text import (
 )
 
 __all__ = [
+    "REWARD_KINDS",
     "BernoulliEnv",
     "BernoulliEnvState",
     "ClassificationEnv",
@@ -135,6 +142,9 @@ __all__ = [
     "dueling_feedback",
     "dueling_regrets",
     "dueling_utility",
+    "finite_arm_feedback",
+    "noisy_reward",
+    "pool_context",
     "encode_texts",
     "gpt2_tokenizer",
     "link_function",

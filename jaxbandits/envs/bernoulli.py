@@ -21,6 +21,7 @@ import numpy as np
 from flax import struct
 
 from jaxbandits.core import Assumptions, Context, Env, Feedback, Spec, check_positive, float_dtype
+from jaxbandits.envs.base import finite_arm_feedback
 from jaxbandits.registry import register_env
 
 __all__ = ["BernoulliEnv", "BernoulliEnvState"]
@@ -128,7 +129,5 @@ class BernoulliEnv(Env):
     def feedback(
         self, key: jax.Array, env_state: BernoulliEnvState, context: Context, action: jax.Array
     ) -> Feedback:
-        means = self.mean_rewards(env_state, context)
-        mean = means[action]
-        reward = jax.random.bernoulli(key, mean).astype(means.dtype)
-        return Feedback(reward=reward, regret=jnp.max(means) - mean)
+        return finite_arm_feedback(key, self.mean_rewards(env_state, context), action,
+                                   "bernoulli")

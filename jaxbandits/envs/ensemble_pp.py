@@ -13,10 +13,10 @@ from __future__ import annotations
 import math
 
 import jax
-import jax.numpy as jnp
 from flax import struct
 
-from jaxbandits.core import Context, Feedback, check_positive, distinct_indices
+from jaxbandits.core import Feedback, check_positive
+from jaxbandits.envs.base import VaryingContext, finite_arm_feedback, pool_context
 from jaxbandits.envs.linear import LinearEnv, LinearEnvState, draw_vectors
 from jaxbandits.registry import register_env
 
@@ -63,13 +63,6 @@ class FreqRussoEnv(RussoEnv):
     instance_seed: int | None = struct.field(pytree_node=False, default=2022)
 
 
-@struct.dataclass
-class VaryingContext(Context):
-    """A round of ``linear-varying``: ``arms`` ``(K, d)`` and their pool indices ``arm_ids``."""
-
-    arm_ids: jax.Array | None = None
-
-
 @register_env
 class LinearVaryingEnv(LinearEnv):
     """Linear bandit with a varying decision set: K of a fixed pool of ``pool_size`` arms per round.
@@ -113,13 +106,10 @@ class LinearVaryingEnv(LinearEnv):
         return LinearEnvState(theta=theta, arms=pool, means=pool @ theta)
 
     def observe(self, key: jax.Array, env_state: LinearEnvState, t: jax.Array) -> VaryingContext:
-        arm_ids = distinct_indices(key, self.pool_size, self.num_arms)
-        return VaryingContext(arms=env_state.arms[arm_ids], arm_ids=arm_ids)
+        return pool_context(key, env_state.arms, self.num_arms)
 
     def feedback(
         self, key: jax.Array, env_state: LinearEnvState, context: VaryingContext, action: jax.Array
     ) -> Feedback:
-        means = env_state.means[context.arm_ids]
-        mean = means[action]
-        noise = self.noise_std * jax.random.normal(key, (), mean.dtype)
-        return Feedback(reward=mean + noise, regret=jnp.max(means) - mean)
+        return finite_arm_feedback(key, env_state.means[context.arm_ids], action,
+                                   noise_std=self.noise_std)

@@ -28,6 +28,7 @@ from jaxbandits.core import (
     check_positive,
     float_dtype,
 )
+from jaxbandits.envs.base import finite_arm_feedback
 from jaxbandits.registry import register_env
 
 __all__ = [
@@ -163,10 +164,8 @@ class LinearEnv(Env):
     def feedback(
         self, key: jax.Array, env_state: LinearEnvState, context: Context, action: jax.Array
     ) -> Feedback:
-        means = self.mean_rewards(env_state, context)
-        mean = means[action]
-        noise = self.noise_std * jax.random.normal(key, (), mean.dtype)
-        return Feedback(reward=mean + noise, regret=jnp.max(means) - mean)
+        return finite_arm_feedback(key, self.mean_rewards(env_state, context), action,
+                                   noise_std=self.noise_std)
 
 
 @register_env

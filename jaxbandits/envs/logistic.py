@@ -18,16 +18,14 @@ the problem less flat. Feedback carries the exact pseudo-regret ``max_k f*(x_k) 
 from __future__ import annotations
 
 import jax
-import jax.numpy as jnp
 from flax import struct
 
 from jaxbandits.core import Assumptions, Context, Feedback, check_choice, check_positive
+from jaxbandits.envs.base import REWARD_KINDS, finite_arm_feedback
 from jaxbandits.envs.linear import LinearEnv, LinearEnvState, theta_assumptions
 from jaxbandits.registry import register_env
 
 __all__ = ["LogisticBernoulliEnv", "LogisticEnv"]
-
-REWARD_KINDS: tuple[str, ...] = ("gaussian", "bernoulli")
 
 
 @register_env
@@ -84,12 +82,7 @@ class LogisticEnv(LinearEnv):
             means = jax.nn.sigmoid(context.arms @ env_state.theta)
         else:
             means = env_state.means
-        mean = means[action]
-        if self.reward_kind == "bernoulli":
-            reward = jax.random.bernoulli(key, mean).astype(mean.dtype)
-        else:
-            reward = mean + self.noise_std * jax.random.normal(key, (), mean.dtype)
-        return Feedback(reward=reward, regret=jnp.max(means) - mean)
+        return finite_arm_feedback(key, means, action, self.reward_kind, self.noise_std)
 
 
 @register_env

@@ -56,10 +56,9 @@ from jaxbandits.core import (
     check_positive,
     check_seed,
     check_types,
-    distinct_indices,
     float_dtype,
 )
-from jaxbandits.envs.ensemble_pp import VaryingContext
+from jaxbandits.envs.base import VaryingContext, finite_arm_feedback, noisy_reward, pool_context
 from jaxbandits.envs.linear import draw_vectors
 from jaxbandits.nets import INITS, Network
 from jaxbandits.registry import register_env
@@ -168,9 +167,7 @@ class NonlinearEnv(Env):
             means = self.mean_reward(env_state.params, context.arms)
         else:
             means = env_state.means
-        mean = means[action]
-        noise = self.noise_std * jax.random.normal(key, (), mean.dtype)
-        return Feedback(reward=mean + noise, regret=jnp.max(means) - mean)
+        return finite_arm_feedback(key, means, action, noise_std=self.noise_std)
 
 
 @register_env
@@ -488,21 +485,17 @@ class PoolNonlinearEnv(Env):
         return PoolEnvState(params=params, pool=pool, means=self.mean_reward(params, pool))
 
     def observe(self, key: jax.Array, env_state: PoolEnvState, t: jax.Array) -> VaryingContext:
-        if self.instance == "authors":
-            shared = self.shared_instance
-            arm_ids = shared.subsets[t % shared.subsets.shape[0]].astype(jnp.int32)
-            pool = shared.pool
-        else:
-            arm_ids = distinct_indices(key, self.pool_size, self.num_arms)
-            pool = env_state.pool
-        return VaryingContext(arms=pool[arm_ids].astype(float_dtype()), arm_ids=arm_ids)
+        if self.instance != "authors":
+            return pool_context(key, env_state.pool, self.num_arms)
+        shared = self.shared_instance
+        arm_ids = shared.subsets[t % shared.subsets.shape[0]].astype(jnp.int32)
+        return VaryingContext(arms=shared.pool[arm_ids].astype(float_dtype()), arm_ids=arm_ids)
 
     def feedback(
         self, key: jax.Array, env_state: PoolEnvState, context: VaryingContext, action: jax.Array
     ) -> Feedback:
-        means = env_state.means[context.arm_ids]
-        mean = means[action]
-        return Feedback(reward=self.draw_reward(key, mean), regret=jnp.max(means) - mean)
+        return finite_arm_feedback(key, env_state.means[context.arm_ids], action,
+                                   draw_reward=self.draw_reward)
 
 
 @register_env
@@ -549,7 +542,7 @@ class QuadraticPoolEnv(PoolNonlinearEnv):
         return self.scale * jnp.sum(projected * projected, axis=-1)
 
     def draw_reward(self, key: jax.Array, mean: jax.Array) -> jax.Array:
-        return mean + self.noise_std * jax.random.normal(key, (), mean.dtype)
+        return noisy_reward(key, mean, "gaussian", self.noise_std)
 
 
 @register_env
@@ -614,7 +607,7 @@ class RandomMLPBernoulliEnv(PoolNonlinearEnv):
         return jax.nn.softmax(logits / self.temperature, axis=-1)[..., 1]
 
     def draw_reward(self, key: jax.Array, mean: jax.Array) -> jax.Array:
-        return jax.random.bernoulli(key, mean).astype(mean.dtype)
+        return noisy_reward(key, mean, "bernoulli")
 
     def assumptions(self) -> Assumptions:
         """Rewards in {0, 1}: noise scale 1/2 (1/2-sub-Gaussian); no linear parameter."""

@@ -40,10 +40,9 @@ from jaxbandits.core import (
     Spec,
     check_choice,
     check_positive,
-    distinct_indices,
     float_dtype,
 )
-from jaxbandits.envs.ensemble_pp import VaryingContext
+from jaxbandits.envs.base import VaryingContext, finite_arm_feedback, pool_context
 from jaxbandits.envs.linear import draw_vectors
 from jaxbandits.registry import register_env
 
@@ -143,13 +142,9 @@ class NeuralLogSyntheticEnv(Env):
         return SyntheticState(theta=theta, matrix=matrix, pool=pool, means=means)
 
     def observe(self, key: jax.Array, env_state: SyntheticState, t: jax.Array) -> VaryingContext:
-        arm_ids = distinct_indices(key, self.pool_size, self.num_arms)
-        return VaryingContext(arms=env_state.pool[arm_ids], arm_ids=arm_ids)
+        return pool_context(key, env_state.pool, self.num_arms)
 
     def feedback(
         self, key: jax.Array, env_state: SyntheticState, context: VaryingContext, action: jax.Array
     ) -> Feedback:
-        means = env_state.means[context.arm_ids]
-        mean = means[action]
-        reward = jax.random.bernoulli(key, mean).astype(mean.dtype)
-        return Feedback(reward=reward, regret=jnp.max(means) - mean)
+        return finite_arm_feedback(key, env_state.means[context.arm_ids], action, "bernoulli")

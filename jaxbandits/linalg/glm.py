@@ -28,6 +28,7 @@ import jax.numpy as jnp
 from flax import struct
 
 from jaxbandits.core import AUTO_BUFFER, float_dtype
+from jaxbandits.ring import ring_size, ring_slot, ring_write
 
 __all__ = [
     "PREFERENCE_LINKS",
@@ -219,7 +220,7 @@ def glm_newton(
 
 
 # ------------------------------------------------------------------------------------------------
-# Fixed-shape data: per-arm statistics or a ring buffer.
+# Fixed-shape data: per-arm statistics or a ring buffer (the rule of jaxbandits.ring).
 
 
 class GLMData(struct.PyTreeNode):
@@ -239,6 +240,17 @@ class GLMData(struct.PyTreeNode):
     rewards: jax.Array
     num_obs: jax.Array
     per_arm: bool = struct.field(pytree_node=False, default=False)
+
+    @property
+    def capacity(self) -> int:
+        """N, the number of rows (static)."""
+        return self.counts.shape[0]
+
+    @property
+    def size(self) -> jax.Array | None:
+        """The filled leading rows of a ring buffer, ``min(num_obs, N)``; None for per-arm
+        statistics (every row holds an arm)."""
+        return None if self.per_arm else ring_size(self.num_obs, self.capacity)
 
 
 def glm_data_init(num_rows: int, dim: int, dtype=None, *, per_arm: bool = False) -> GLMData:
@@ -287,12 +299,10 @@ def glm_data_add(
             rewards=data.rewards.at[row].add(reward),
         )
     else:
-        row = data.num_obs % data.counts.shape[0]
-        data = data.replace(
-            features=data.features.at[row].set(arms[action]),
-            counts=data.counts.at[row].set(1.0),
-            rewards=data.rewards.at[row].set(reward),
-        )
+        row = ring_slot(data.num_obs, data.capacity)
+        features, counts, rewards = ring_write(
+            (data.features, data.counts, data.rewards), row, (arms[action], 1.0, reward))
+        data = data.replace(features=features, counts=counts, rewards=rewards)
     return data.replace(num_obs=data.num_obs + 1), row
 
 

@@ -29,22 +29,19 @@ the parameters (an ``nnx.State``) in their state; ``apply`` merges them inside p
 
 from __future__ import annotations
 
-import math
-
-import jax
-import jax.numpy as jnp
 from flax import nnx, struct
 
-from jaxbandits.core import float_dtype
-from jaxbandits.nets.mlp import NetworkHandle
+from jaxbandits.nets.mlp import MLP, NetworkHandle
 
 __all__ = ["FEATURE_INITS", "FeatureMLP", "FeatureNetwork"]
 
 FEATURE_INITS: tuple[str, ...] = ("torch", "normal", "symmetric")
 
 
-class FeatureMLP(nnx.Module):
-    """ReLU network ``phi(x) = c relu?(W_L relu(... relu(W_1 x' + b_1)) + b_L)`` ``(..., D)``.
+class FeatureMLP(MLP):
+    """ReLU network ``phi(x) = c relu?(W_L relu(... relu(W_1 x' + b_1)) + b_L)`` ``(..., D)``:
+    the library's :class:`~jaxbandits.nets.MLP` with a vector output and this module's defaults
+    (PyTorch's init, no output scale).
 
     Args:
       in_features: d, the raw input dimension.
@@ -78,75 +75,13 @@ class FeatureMLP(nnx.Module):
         double_input: bool = False,
         rngs: nnx.Rngs,
     ):
-        _check_features(width, depth, out_features, init, bias)
-        self.width = width
-        self.scale_output = scale_output
-        self.final_relu = final_relu
-        self.double_input = double_input
-        fan_in = 2 * in_features if double_input else in_features
-        shapes = [(width, fan_in)] + [(width, width)] * (depth - 2) + [(out_features, width)]
-        last = len(shapes) - 1
-        keys = [rngs.params() for _ in shapes]
-        self.kernels = nnx.List([nnx.Param(_kernel(k, s, i == last, init))
-                                 for i, (k, s) in enumerate(zip(keys, shapes, strict=True))])
-        self.biases = nnx.List(
-            [nnx.Param(_bias(rngs.params(), s, init)) for s in shapes] if bias else [])
-
-    def __call__(self, x: jax.Array) -> jax.Array:
-        """``phi(x)`` ``(..., D)`` for ``x`` ``(..., d)``."""
-        kernels = [kernel[...] for kernel in self.kernels]
-        biases = [b[...] for b in self.biases] or [None] * len(kernels)
-        if self.double_input:  # W_1 [x; x] / sqrt 2 = (W_1a + W_1b) x / sqrt 2
-            half = kernels[0].shape[-1] // 2
-            kernels[0] = (kernels[0][:, :half] + kernels[0][:, half:]) / math.sqrt(2.0)
-        # Feature-major (the inputs are the columns), as in nets/mlp.py: no transposes.
-        h = x.reshape(-1, x.shape[-1]).T
-        for i, (kernel, b) in enumerate(zip(kernels, biases, strict=True)):
-            h = kernel @ h
-            if b is not None:
-                h = h + b[:, None]
-            if i < len(kernels) - 1 or self.final_relu:
-                h = jax.nn.relu(h)
-        if self.scale_output:
-            h = math.sqrt(self.width) * h
-        return h.T.reshape(x.shape[:-1] + (h.shape[0],))
-
-
-def _kernel(key: jax.Array, shape: tuple[int, int], output: bool, init: str) -> jax.Array:
-    dtype = float_dtype()
-    rows, cols = shape
-    if init == "torch":
-        bound = 1.0 / math.sqrt(cols)
-        return jax.random.uniform(key, shape, dtype, -bound, bound)
-    if init == "normal":
-        return jax.random.normal(key, shape, dtype)
-    if output:  # [w, -w], w ~ N(0, 2/m)
-        w = jax.random.normal(key, (rows, cols // 2), dtype) * math.sqrt(2.0 / cols)
-        return jnp.concatenate([w, -w], axis=-1)
-    block = jax.random.normal(key, (rows // 2, cols // 2), dtype) * math.sqrt(4.0 / rows)
-    zeros = jnp.zeros_like(block)
-    return jnp.block([[block, zeros], [zeros, block]])
-
-
-def _bias(key: jax.Array, shape: tuple[int, int], init: str) -> jax.Array:
-    rows, cols = shape
-    if init == "normal":
-        return jax.random.normal(key, (rows,), float_dtype())
-    bound = 1.0 / math.sqrt(cols)
-    return jax.random.uniform(key, (rows,), float_dtype(), -bound, bound)
-
-
-def _check_features(width, depth, out_features, init, bias) -> None:
-    if init not in FEATURE_INITS:
-        raise ValueError(f"init must be one of {FEATURE_INITS}, got {init!r}")
-    if int(depth) != depth or depth < 2:
-        raise ValueError(f"depth must be an integer >= 2 (weight matrices), got {depth!r}")
-    for name, value in (("width", width), ("out_features", out_features)):
-        if int(value) != value or value < 1:
-            raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    if init == "symmetric" and (width % 2 or bias):
-        raise ValueError("the symmetric init needs an even width and no biases, got "
-                         f"width={width!r}, bias={bias!r}")
+        if init not in FEATURE_INITS:
+            raise ValueError(f"init must be one of {FEATURE_INITS}, got {init!r}")
+        if int(out_features) != out_features or out_features < 1:
+            raise ValueError(f"out_features must be a positive integer, got {out_features!r}")
+        super().__init__(in_features, width, depth, out_features, init=init, bias=bias,
+                         scale_output=scale_output, final_relu=final_relu,
+                         double_input=double_input, rngs=rngs)
 
 
 class FeatureNetwork(NetworkHandle):

@@ -55,18 +55,23 @@ from jaxbandits.linalg import RidgeState, ridge_init, ridge_update, ridge_widths
 __all__ = [
     "DESIGNS",
     "INITS",
+    "KERNEL_INITS",
     "MLP",
     "Network",
     "design_init",
     "design_logdet",
     "design_update",
     "design_widths",
+    "bias_init",
     "effective_dimension",
+    "kernel_init",
     "ntk_gram",
     "ntk_limit",
 ]
 
 INITS: tuple[str, ...] = ("symmetric", "gaussian", "torch")
+#: every scheme of :func:`kernel_init` (``"normal"`` is the NDB baseline's)
+KERNEL_INITS: tuple[str, ...] = (*INITS, "normal")
 DESIGNS: tuple[str, ...] = ("diag", "full")
 
 
@@ -75,16 +80,26 @@ DESIGNS: tuple[str, ...] = ("diag", "full")
 
 
 class MLP(nnx.Module):
-    """Bias-free ReLU network ``f(x) = sqrt(m) W_L relu(... relu(W_1 x'))``, a scalar per input.
+    """The library's one ReLU network in its kernel layout (``W_l`` ``(out, in)``)::
+
+        f(x) = c relu?(W_L relu(... relu(W_1 x' + b_1) ...) + b_L)
+
+    By default the bias-free scalar network of the module docstring (``c = sqrt(m)``, no final
+    ReLU, ``f(x)`` ``(...)``); with ``out_features=D`` a vector ``(..., D)``, as the feature map
+    of the neural dueling bandits (:class:`~jaxbandits.nets.FeatureMLP`, Oh, Park & Paik 2026).
 
     Args:
       in_features: d, the raw input dimension.
       width: m, the hidden width (even for the symmetric init).
       depth: L >= 2, the number of weight matrices.
-      init: ``"symmetric"``, ``"gaussian"`` or ``"torch"`` (see the module docstring).
+      out_features: D for a vector output ``(..., D)``; None (default) for a scalar ``(...)``.
+      init: ``"symmetric"``, ``"gaussian"``, ``"torch"`` or ``"normal"`` (:func:`kernel_init`).
+      bias: add a bias to every layer (drawn after all the kernels; not with ``"symmetric"``).
+      scale_output: multiply the output by ``c = sqrt(m)``.
+      final_relu: apply a ReLU to the last layer's output.
       double_input: feed ``[x; x] / sqrt 2`` (then ``f(x; theta_0) = 0`` with the symmetric
         init).
-      rngs: the NNX random streams (``rngs.params`` draws the kernels).
+      rngs: the NNX random streams (``rngs.params`` draws the kernels, then the biases).
 
     Example::
 
@@ -97,72 +112,114 @@ class MLP(nnx.Module):
         in_features: int,
         width: int,
         depth: int,
+        out_features: int | None = None,
         *,
         init: str = "symmetric",
+        bias: bool = False,
+        scale_output: bool = True,
+        final_relu: bool = False,
         double_input: bool = False,
         rngs: nnx.Rngs,
     ):
-        _check_network(width, depth, init)
+        _check_network(width, depth, init, KERNEL_INITS, out_features, bias)
         self.in_features = in_features
         self.width = width
+        self.out_features = out_features
+        self.scale_output = scale_output
+        self.final_relu = final_relu
         self.double_input = double_input
         self.pad = init == "symmetric" and not double_input and in_features % 2 == 1
         fan_in = 2 * in_features if double_input else in_features + int(self.pad)
-        shapes = [(width, fan_in)] + [(width, width)] * (depth - 2) + [(1, width)]
+        shapes = [(width, fan_in)] + [(width, width)] * (depth - 2) + [(out_features or 1, width)]
         last = len(shapes) - 1
-        self.kernels = nnx.List([nnx.Param(_kernel(rngs.params(), shape, i == last, init))
-                                 for i, shape in enumerate(shapes)])
+        keys = [rngs.params() for _ in shapes]
+        self.kernels = nnx.List([nnx.Param(kernel_init(k, s, i == last, init))
+                                 for i, (k, s) in enumerate(zip(keys, shapes, strict=True))])
+        self.biases = nnx.List(
+            [nnx.Param(bias_init(rngs.params(), s, init)) for s in shapes] if bias else [])
 
     def __call__(self, x: jax.Array) -> jax.Array:
-        """``f(x)`` for ``x`` of shape ``(..., d)``; returns ``(...)``."""
+        """``f(x)`` for ``x`` of shape ``(..., d)``; returns ``(...)`` or ``(..., D)``."""
         kernels = [kernel[...] for kernel in self.kernels]
-        first = kernels[0]
+        biases = [b[...] for b in self.biases] or [None] * len(kernels)
         if self.double_input:
             # W_1 [x; x] / sqrt 2 = (W_1a + W_1b) x / sqrt 2: the doubled input is never formed
             # (it was a copy of every training row, every round, at twice the first layer's cost)
-            half = first.shape[-1] // 2
-            first = (first[:, :half] + first[:, half:]) / math.sqrt(2.0)
+            half = kernels[0].shape[-1] // 2
+            kernels[0] = (kernels[0][:, :half] + kernels[0][:, half:]) / math.sqrt(2.0)
         elif self.pad:
-            first = first[:, :-1]  # the padded input is zero: its column contributes nothing
+            kernels[0] = kernels[0][:, :-1]  # the padded input is zero: its column adds nothing
         # Feature-major: the inputs are the columns, h = relu(W h), so every layer is `kernel @
         # h` with the batch (the K arms) as the minor axis. Forward and backward then need no
         # transposes (XLA:CPU spent about a fifth of a training step transposing the row-major
         # `h @ W.T` form) and under vmap over members the first layer is one matrix product:
         # a Neural-ES round is about 1.25x faster, with the same numbers up to float rounding.
-        h = jax.nn.relu(first @ x.reshape(-1, x.shape[-1]).T)
-        for kernel in kernels[1:-1]:
-            h = jax.nn.relu(kernel @ h)
-        out = math.sqrt(self.width) * (kernels[-1] @ h)[0]
-        return out.reshape(x.shape[:-1])
+        h = x.reshape(-1, x.shape[-1]).T
+        for i, (kernel, b) in enumerate(zip(kernels, biases, strict=True)):
+            h = kernel @ h
+            if b is not None:
+                h = h + b[:, None]
+            if i < len(kernels) - 1 or self.final_relu:
+                h = jax.nn.relu(h)
+        if self.scale_output:
+            h = math.sqrt(self.width) * h
+        if self.out_features is None:
+            return h[0].reshape(x.shape[:-1])
+        return h.T.reshape(x.shape[:-1] + (h.shape[0],))
 
 
-def _kernel(key: jax.Array, shape: tuple[int, int], output: bool, init: str) -> jax.Array:
-    """One kernel ``(out, in)`` drawn by ``init``."""
+def kernel_init(key: jax.Array, shape: tuple[int, int], output: bool, init: str) -> jax.Array:
+    """One kernel ``(out, in)`` of a ReLU network, drawn by ``init`` (the library's one
+    initialiser; ``output``: the last layer, ``m`` below the hidden width):
+
+    * ``"symmetric"`` (Zhou et al. 2020; Oh, Park & Paik 2026, Eq. 3): ``blockdiag(w, w)`` with
+      ``w`` i.i.d. ``N(0, 4/m)``, or ``[w, -w]`` with ``w`` i.i.d. ``N(0, 2/m)`` for the output;
+    * ``"gaussian"``: i.i.d. ``N(0, 2/m)``;
+    * ``"torch"``: PyTorch's ``nn.Linear`` default ``U(-1/sqrt(fan_in), 1/sqrt(fan_in))``;
+    * ``"normal"``: i.i.d. ``N(0, 1)``.
+    """
     dtype = float_dtype()
     rows, cols = shape
     if init == "torch":
         bound = 1.0 / math.sqrt(cols)
         return jax.random.uniform(key, shape, dtype, -bound, bound)
+    if init == "normal":
+        return jax.random.normal(key, shape, dtype)
     width = cols if output else rows
     if init == "gaussian":
         return jax.random.normal(key, shape, dtype) * math.sqrt(2.0 / width)
     if output:
-        w = jax.random.normal(key, (1, cols // 2), dtype) * math.sqrt(2.0 / width)
+        w = jax.random.normal(key, (rows, cols // 2), dtype) * math.sqrt(2.0 / width)
         return jnp.concatenate([w, -w], axis=-1)
     block = jax.random.normal(key, (rows // 2, cols // 2), dtype) * math.sqrt(4.0 / width)
     zeros = jnp.zeros_like(block)
     return jnp.block([[block, zeros], [zeros, block]])
 
 
-def _check_network(width: int, depth: int, init: str) -> None:
-    if init not in INITS:
-        raise ValueError(f"init must be one of {INITS}, got {init!r}")
+def bias_init(key: jax.Array, shape: tuple[int, int], init: str) -> jax.Array:
+    """The bias ``(out,)`` of a kernel of ``shape`` ``(out, in)``: i.i.d. ``N(0, 1)`` for
+    ``init="normal"``, else PyTorch's ``U(-1/sqrt(fan_in), 1/sqrt(fan_in))``."""
+    rows, cols = shape
+    if init == "normal":
+        return jax.random.normal(key, (rows,), float_dtype())
+    bound = 1.0 / math.sqrt(cols)
+    return jax.random.uniform(key, (rows,), float_dtype(), -bound, bound)
+
+
+def _check_network(width: int, depth: int, init: str, inits: tuple[str, ...] = INITS,
+                   out_features: int | None = None, bias: bool = False) -> None:
+    if init not in inits:
+        raise ValueError(f"init must be one of {inits}, got {init!r}")
     if int(depth) != depth or depth < 2:
         raise ValueError(f"depth must be an integer >= 2 (weight matrices), got {depth!r}")
-    if int(width) != width or width < 1:
-        raise ValueError(f"width must be a positive integer, got {width!r}")
-    if init == "symmetric" and width % 2:
-        raise ValueError(f"width must be even for the symmetric init, got {width!r}")
+    sizes = {"width": width} if out_features is None else {"width": width,
+                                                            "out_features": out_features}
+    for name, value in sizes.items():
+        if int(value) != value or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    if init == "symmetric" and (width % 2 or bias):
+        raise ValueError("the symmetric init needs an even width and no biases, got "
+                         f"width={width!r}, bias={bias!r}")
 
 
 # ------------------------------------------------------------------------------------------------

@@ -34,10 +34,11 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import optax
-from flax import nnx, struct
+from flax import nnx
 
 from jaxbandits.linalg import REDUCTIONS, link_cumulant
 from jaxbandits.nets.mlp import Network
+from jaxbandits.ring import Ring, blocked_sum, ring_add, ring_init, ring_sample
 
 __all__ = [
     "ReplayBuffer",
@@ -155,48 +156,6 @@ def _blocked_data_grad(network, inputs, counts, sums, link, num_rows, block_rows
                                   block_rows=block_rows)
 
 
-def blocked_sum(
-    fn: Callable[[Any, jax.Array], Any],
-    rows: Any,
-    num_rows: jax.Array | int,
-    *,
-    block_rows: int = 256,
-) -> Any:
-    """``sum_b fn(rows_b, mask_b)`` over the blocks of ``block_rows`` rows that cover the first
-    ``num_rows`` rows of ``rows``, skipping the blocks past them -- a sum over the t rows seen so
-    far of an N-row buffer costs O(t), not O(N). The one blocked loop of the library: training
-    gradients (:func:`blocked_grad`), the dueling agents' Gram matrices and losses.
-
-    Args:
-      fn: ``fn(block, mask)``, a pytree: the contribution of ``block`` (``rows`` cut to
-        ``block_rows`` rows) from its rows where ``mask`` ``(block_rows,)`` bool is True; the
-        other rows must add exactly nothing (e.g. ``jnp.sum(jnp.where(mask, per_row, 0.0))``).
-      rows: a pytree of arrays with a leading row axis ``(N, ...)`` (a ring buffer's rows).
-      num_rows: the number of leading rows that hold data (may be traced; clipped to N).
-      block_rows: rows per block (static). A buffer of at most that many rows is one block.
-
-    Blocks are ``[b B, (b + 1) B)``; the last one is slid back to end at row N (no padded copy of
-    the data) and its rows that an earlier block covered are masked out, as are the rows at or
-    past ``num_rows``. Under ``vmap`` the loop runs while some run has blocks left (the runs of
-    one experiment fill their buffers in step, so they stop together).
-    """
-    num_total = jax.tree.leaves(rows)[0].shape[0]
-    if num_total <= block_rows:
-        return fn(rows, jnp.arange(num_total) < num_rows)
-    used = (jnp.minimum(num_rows, num_total) + block_rows - 1) // block_rows
-    offsets = jnp.arange(block_rows)
-
-    def block(b):
-        start = jnp.minimum(b * block_rows, num_total - block_rows)
-        cut = jax.tree.map(lambda a: jax.lax.dynamic_slice_in_dim(a, start, block_rows), rows)
-        index = start + offsets
-        return fn(cut, (index >= b * block_rows) & (index < num_rows))
-
-    zeros = jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), jax.eval_shape(block, 0))
-    return jax.lax.fori_loop(0, used, lambda b, total: jax.tree.map(jnp.add, total, block(b)),
-                             zeros)
-
-
 def blocked_grad(
     loss: Callable[[Any, Any, jax.Array], jax.Array],
     params: Any,
@@ -236,50 +195,10 @@ def training_round(
 # A replay buffer and minibatch Adam (the neural ensemble agents of Ensemble++, seed-001 2.8).
 
 
-class ReplayBuffer(struct.PyTreeNode):
-    """A FIFO ring buffer of the last ``C`` rows, with a fixed shape.
-
-    Attributes:
-      rows: a pytree of arrays with a leading capacity axis ``(C, ...)`` (e.g. the played input,
-        its reward and its perturbation vector ``z``, drawn once and kept with the row).
-      num_obs: ``()`` int32, rows added so far; rows ``0 .. min(num_obs, C) - 1`` are filled and
-        row ``num_obs mod C`` is overwritten next.
-    """
-
-    rows: Any
-    num_obs: jax.Array
-
-    @property
-    def capacity(self) -> int:
-        """C, the number of rows kept (static)."""
-        return jax.tree.leaves(self.rows)[0].shape[0]
-
-    @property
-    def size(self) -> jax.Array:
-        """``min(num_obs, C)``, the number of filled rows."""
-        return jnp.minimum(self.num_obs, self.capacity)
-
-
-def replay_init(example_row: Any, capacity: int) -> ReplayBuffer:
-    """An empty buffer of ``capacity`` rows shaped like ``example_row`` (a pytree of arrays)."""
-    rows = jax.tree.map(lambda a: jnp.zeros((capacity,) + jnp.shape(a), jnp.asarray(a).dtype),
-                        example_row)
-    return ReplayBuffer(rows=rows, num_obs=jnp.zeros((), jnp.int32))
-
-
-def replay_add(buffer: ReplayBuffer, row: Any) -> ReplayBuffer:
-    """``buffer`` with ``row`` written over its oldest row."""
-    index = buffer.num_obs % buffer.capacity
-    rows = jax.tree.map(lambda table, value: table.at[index].set(value.astype(table.dtype)),
-                        buffer.rows, row)
-    return ReplayBuffer(rows=rows, num_obs=buffer.num_obs + 1)
-
-
-def replay_sample(buffer: ReplayBuffer, key: jax.Array, batch_size: int) -> Any:
-    """``batch_size`` rows drawn uniformly **with replacement** from the filled rows (the
-    authors' ``randint(0, |D|)``, also when ``|D| < batch_size``; seed-001 A20)."""
-    index = jax.random.randint(key, (batch_size,), 0, jnp.maximum(buffer.size, 1))
-    return jax.tree.map(lambda table: table[index], buffer.rows)
+ReplayBuffer = Ring  # the ring buffer of jaxbandits.ring: rows (a pytree), num_obs, size
+replay_init = ring_init
+replay_add = ring_add
+replay_sample = ring_sample
 
 
 def minibatch_adam(
