@@ -10,7 +10,7 @@ import dataclasses
 import difflib
 from typing import Any, TypeVar
 
-from jaxbandits.core import Agent, Env, check_inputs
+from jaxbandits.core import Agent, Env, check_agent_class, check_inputs
 
 __all__ = [
     "AGENTS",
@@ -36,7 +36,9 @@ def register_env(cls: type[Env]) -> type[Env]:
 
 
 def register_agent(cls: type[Agent]) -> type[Agent]:
-    """Class decorator: registers an agent under ``cls.name``."""
+    """Class decorator: registers an agent under ``cls.name``, after checking its traits and
+    the signatures of its capability methods (:func:`~jaxbandits.core.check_agent_class`)."""
+    check_agent_class(cls)
     return _register(AGENTS, cls, "agent")
 
 
