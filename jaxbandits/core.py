@@ -35,7 +35,7 @@ import math
 import os
 import re
 import types
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import (
     Any,
     ClassVar,
@@ -67,6 +67,7 @@ __all__ = [
     "Logits",
     "METHOD_CAPABILITIES",
     "Parameter",
+    "PerDim",
     "Scores",
     "Spec",
     "Wrapper",
@@ -303,11 +304,51 @@ class Agent(struct.PyTreeNode):
     #: the runs per block the runner plays on a CPU by default (None: the runner's rule, see
     #: ``simulate.default_block_runs``); set by agents with costly rounds.
     runs_per_block: ClassVar[int | None] = None
+    #: named presets, as data: ``{preset: {field: value}}``, under the key None the values of
+    #: an agent whose ``preset`` field is None (or that has no such field). ``make_agent`` merges
+    #: them into the fields left at None (:meth:`with_preset`), so a made agent holds the
+    #: numbers that run; a value that depends on the context dimension is a :class:`PerDim`.
+    presets: ClassVar[Mapping[str | None, Mapping[str, Any]]] = types.MappingProxyType({})
 
     @property
     def model_family(self) -> str:
         """The family of the model this agent fits (a wrapper answers for what it wraps)."""
         return self.family
+
+    def preset_values(self) -> Mapping[str, Any]:
+        """``{field: value}`` of this agent's preset (its ``preset`` field; None without one)."""
+        preset = self.preset if "preset" in field_kinds(type(self)) else None
+        return self.presets.get(preset, {})
+
+    def with_preset(self, dim: int | None = None) -> Agent:
+        """This agent with every field left at None that its preset sets (:attr:`presets`)
+        given the preset's value; a :class:`PerDim` value only when ``dim`` (the context
+        dimension d) is given, else it stays None and :meth:`setting` computes it from the
+        spec's d while tracing. ``make_agent`` calls it last (with the environment's d if given).
+
+        Example::
+
+            MaxInP(preset="rcdp").with_preset()    # reg=1.0, fit='online', explore_scale=0.5
+        """
+        fill = {}
+        for field, value in self.preset_values().items():
+            if value is None or getattr(self, field) is not None:
+                continue
+            if isinstance(value, PerDim):
+                if dim is None:
+                    continue
+                value = value(dim, self)
+            fill[field] = value
+        return self.replace(**fill) if fill else self
+
+    def setting(self, field: str, dim: int | None = None) -> Any:
+        """``field``'s value, or for None its preset's (a :class:`PerDim` one at context
+        dimension ``dim``): what a field left at None means where the agent reads it."""
+        value = getattr(self, field)
+        if value is not None:
+            return value
+        value = self.preset_values().get(field)
+        return value(dim, self) if isinstance(value, PerDim) else value
 
     def assume(self, assumptions: Assumptions, spec: Spec,
                horizon: int | None = None) -> dict[str, Any]:
@@ -396,6 +437,18 @@ class Agent(struct.PyTreeNode):
             check_nonnegative(self, "active_members", integer=True)
 
 
+@dataclasses.dataclass(frozen=True)
+class PerDim:
+    """A preset value that depends on the context dimension d: ``fn(d, agent)`` (the agent
+    gives the other fields it reads, e.g. a horizon hint). Filled by ``make_agent(name,
+    env=env)``, where d is known; without an environment while tracing, from the spec's d."""
+
+    fn: Callable[[int, Agent], Any]
+
+    def __call__(self, dim: int, agent: Agent) -> Any:
+        return self.fn(dim, agent)
+
+
 # ------------------------------------------------------------------------------------------------
 # Capabilities: what an agent offers beyond the contract, declared by the methods it has and typed
 # by these protocols, so callers test a type (``isinstance(agent, Scores)``), never an attribute.
@@ -462,14 +515,15 @@ def wrapped_agent(agent: Agent) -> Agent | None:
 
 def check_agent_class(cls: type) -> None:
     """Raises ``ValueError`` naming the class unless it is an :class:`Agent` whose traits have
-    their declared types and whose capability methods have the protocols' signatures (names of
-    the parameters after ``self``, in order), so a drifted signature fails at registration,
-    not while tracing. :func:`~jaxbandits.register_agent` calls it."""
+    their declared types, whose presets set only its fields, and whose capability methods have
+    the protocols' signatures (names of the parameters after ``self``, in order), so a drifted
+    signature fails at registration, not while tracing. :func:`~jaxbandits.register_agent`
+    calls it."""
     if not (isinstance(cls, type) and issubclass(cls, Agent)):
         raise ValueError(f"{cls!r} is not a subclass of jaxbandits.Agent")
     owner = cls.name or cls.__name__
     for trait in ("name", "description", "paper", "family"):
-        if not isinstance(getattr(cls, trait), str):
+        if not isinstance(getattr(cls, trait), (str, property)):
             raise ValueError(f"agent {owner!r}: {trait} must be a string")
     for trait, allowed in (("action_kinds", ACTION_KINDS), ("input_kinds", INPUT_KINDS)):
         value = getattr(cls, trait)
@@ -487,6 +541,12 @@ def check_agent_class(cls: type) -> None:
                                or blocks < 1):
         raise ValueError(f"agent {owner!r}: runs_per_block must be a positive integer or None, "
                          f"got {blocks!r}")
+    fields = {f.name for f in dataclasses.fields(cls)}
+    for preset, values in cls.presets.items():
+        unknown = sorted(set(values) - fields)
+        if unknown:
+            raise ValueError(f"agent {owner!r}: preset {preset!r} sets {unknown}, which are not "
+                             "fields of the agent")
     for protocol in METHOD_CAPABILITIES:
         (method,) = protocol.__protocol_attrs__
         have = getattr(cls, method, None)
