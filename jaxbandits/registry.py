@@ -253,5 +253,10 @@ def _make(table: dict[str, type], name: str, what: str, overrides: dict[str, Any
         if field not in fields:
             raise _unknown(field, sorted(fields), f"field of {what} {name!r}:")
     obj = cls(**overrides)
-    obj.validate()
+    try:
+        obj.validate()
+    except ValueError as err:  # an alias's instance may describe itself by other fields
+        if table is not AGENTS or name not in ALIASES or name in str(err):
+            raise
+        raise ValueError(f"agent {name!r}: {err}") from err
     return obj

@@ -24,9 +24,11 @@ take ``phi = X S`` with an identity ``inv_gram``. ``theta`` is fitted by ``fit``
 **Presets.** The two public codes that implement these baselines disagree (seed-004 section 7):
 ``preset="vacdb"`` (default; uclaml/VACDB's ``ucb.py``, whose conventions NVLDB's Listing 4
 reuses) and ``preset="rcdp"`` (the NVLDB first author's ``rcdp-public``). A field left at None
-takes its preset's value, as each class documents; ``T`` in those values is ``horizon_hint``
-(2,000, NVLDB's timing-study horizon; ``jb.make_agent(name, env=env, horizon=T)`` sets it, and
-sizes the buffer to ``min(T, AUTO_BUFFER)``).
+takes its preset's value (``presets``, as each class documents), which ``jb.make_agent`` merges
+in; ``T`` in those values is ``horizon_hint`` (2,000, NVLDB's timing-study horizon;
+``jb.make_agent(name, env=env, horizon=T)`` sets it, and sizes the buffer to ``min(T,
+AUTO_BUFFER)``). The values of d (``2 sqrt(d log T)``) are filled by ``make_agent(name,
+env=env)``; without an environment they are computed from the spec's d where the rule reads them.
 
 ``vacdb`` (:class:`VACDB`) keeps its own multi-layer statistics (SupLinUCB-style elimination).
 """
@@ -81,7 +83,6 @@ __all__ = [
     "VACDBState",
 ]
 
-LINEAR_DUEL_PRESETS: tuple[str, ...] = ("vacdb", "rcdp")
 LINEAR_DUEL_FITS: tuple[str, ...] = ("mle", "online")
 
 
@@ -92,6 +93,7 @@ def _sqrt_d_log_t(dim: int, horizon):
 
 #: The linear-BTL core's values per preset: VACDB's code (``ucb.py``) and rcdp-public's.
 _CORE_PRESETS = {"vacdb": {"reg": 0.001, "fit": "mle"}, "rcdp": {"reg": 1.0, "fit": "online"}}
+LINEAR_DUEL_PRESETS: tuple[str, ...] = tuple(_CORE_PRESETS)
 #: VACDB's width coefficient ``2 sqrt(d log T)`` (T = ``horizon_hint``).
 _TWO_SQRT_D_LOG_T = PerDim(lambda d, agent: 2.0 * _sqrt_d_log_t(d, agent.horizon_hint))
 

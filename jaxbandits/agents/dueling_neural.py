@@ -16,7 +16,8 @@ and an inverse Gram matrix; the agents differ only in those three.
 ``D = d``) and shallow exploration on ``phi`` = ``df/dtheta``. Every round: select with
 ``u = Phi theta``, ``Phi = phi(X; W)`` and ``V^{-1}``; store the pair with the weight ``1 /
 zeta^2``; take ``num_grad_steps`` warm-started Adam steps on the weighted BTL loss; refresh
-``V``. Twelve registered names, ``{nvldb,nldb}-{ucb,ts}-{asym,osym,csym}``: ``nvldb`` weighs
+``V``. Twelve registered names (aliases of :class:`NVLDB` with ``rule`` and ``variance`` set),
+``{nvldb,nldb}-{ucb,ts}-{asym,osym,csym}``: ``nvldb`` weighs
 pair i by ``1 / zeta_i^2`` with ``zeta_i = max(sigma_hat_i, eps)`` (variance-aware), ``nldb``
 by 1 (``zeta_i = 1``).
 

@@ -40,8 +40,9 @@ defaults; the paper gives none).
 
 **Presets** (A11): the authors' per-task settings, applied to every method as they did
 (``jb.make_agent("neural-ensemble-pp", preset="quadratic")``); a field left at None takes its
-preset's value, a field set explicitly wins. :data:`NEURAL_ENSEMBLE_PRESETS` lists them (G,
-``update_every``, ``(s_prior, s_post)``; loss): ``quadratic`` 4, 1, (5, 1);
+preset's value, merged in by ``make_agent``, a field set explicitly wins.
+:data:`NEURAL_ENSEMBLE_PRESETS` lists them (G, ``update_every``, ``(s_prior, s_post)``;
+loss): ``quadratic`` 4, 1, (5, 1);
 ``neural-classification`` 1, 10, (0.1, 0.1), classification; ``neural-regression`` 10, 1,
 (0.2, 0.1); ``vector-quadratic`` (the code's ``quadratic_lmcts``) 20, 1, (5, 1); ``shuttle`` 50,
 1, (0.2, 0.1) (the paper says G = 100); ``mushroom`` 50, 1, (1, 0.1); ``hate-speech`` (the
