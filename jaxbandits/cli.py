@@ -1061,10 +1061,12 @@ def _check_writable(path: Path) -> None:
 
 def _list(args: argparse.Namespace) -> int:
     import jaxbandits  # noqa: F401 - registers everything
-    from jaxbandits.registry import AGENTS, ENVS
+    from jaxbandits.registry import AGENTS, ENVS, describe_agent
 
     for title, table_items in (("environments", ENVS), ("agents", AGENTS)):
-        rows = [[name, cls.description, cls.paper] for name, cls in table_items.items()]
+        rows = [[name, *(describe_agent(name) if title == "agents" else (cls.description,
+                                                                          cls.paper))]
+                for name, cls in table_items.items()]
         _print_rows(title, ["name", "description", "paper"], rows)
         print()
     return 0

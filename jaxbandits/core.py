@@ -14,6 +14,15 @@ the time axis with ``lax.scan``::
     agent.init(key, spec)                               -> agent_state
     agent.act(state, key, context)                      -> (action, state)
     agent.update(state, key, context, action, feedback) -> state
+
+What an agent offers beyond these three is a declared capability, typed by a protocol and checked
+with its signature when the agent is registered (:func:`check_agent_class`)::
+
+    Scores      scores(state, key, context) -> (K,)               act plays their argmax
+    LogProb     log_prob(state, key, context, action) -> ()       act draws from a distribution
+    Logits      logits(state, key, context) -> (K,)               ... which is softmax(logits)
+    Parameter   parameter(state, key, context) -> (d,)            act plays argmax <x, theta>
+    Wrapper     agent                                             wraps another agent
 """
 
 from __future__ import annotations
@@ -21,12 +30,23 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import functools
+import inspect
 import math
 import os
 import re
 import types
-from collections.abc import Mapping
-from typing import Any, ClassVar, Literal, NamedTuple, Union, get_args, get_origin
+from collections.abc import Callable, Mapping
+from typing import (
+    Any,
+    ClassVar,
+    Literal,
+    NamedTuple,
+    Protocol,
+    Union,
+    get_args,
+    get_origin,
+    runtime_checkable,
+)
 
 import jax
 import jax.numpy as jnp
@@ -42,7 +62,16 @@ __all__ = [
     "Env",
     "Feedback",
     "FieldKind",
+    "INPUT_KINDS",
+    "LogProb",
+    "Logits",
+    "METHOD_CAPABILITIES",
+    "Parameter",
+    "PerDim",
+    "Scores",
     "Spec",
+    "Wrapper",
+    "check_agent_class",
     "check_choice",
     "check_inputs",
     "check_positive",
@@ -53,6 +82,7 @@ __all__ = [
     "distinct_indices",
     "field_kinds",
     "float_dtype",
+    "wrapped_agent",
 ]
 
 #: Rows of the ring buffer an agent with ``buffer_size=None`` keeps on an arm set that changes
@@ -244,16 +274,22 @@ class Env(struct.PyTreeNode):
 class Agent(struct.PyTreeNode):
     """Base class of agents: a frozen dataclass of static switches and numeric leaves.
 
-    Subclasses implement :meth:`init`, :meth:`act` and :meth:`update`, list the action kinds they
-    can play in ``action_kinds`` and may extend :meth:`validate`.
+    Subclasses implement :meth:`init`, :meth:`act` and :meth:`update`, declare their traits (the
+    class attributes of the block below) and may extend :meth:`validate`. What an agent can do
+    beyond the contract is declared by the methods it has, typed by the capability protocols
+    (:class:`Scores`, :class:`LogProb`, :class:`Parameter`, :class:`Logits`, :class:`Wrapper`);
+    :func:`check_agent_class` checks both when the agent is registered.
     """
 
+    # -- Traits: one block of class attributes, the same for every instance (a wrapper may
+    # answer some of them for what it wraps, as properties). :data:`AGENT_TRAITS` lists them.
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
     paper: ClassVar[str] = ""
     family: ClassVar[str] = ""
+    #: the action kinds (``Spec.action_kind``, :data:`ACTION_KINDS`) the agent can play.
     action_kinds: ClassVar[tuple[str, ...]] = ("index",)
-    #: the round inputs (``Spec.inputs``) the agent's model reads: feature vectors by default.
+    #: the round inputs (``Spec.inputs``, :data:`INPUT_KINDS`) the agent's model reads.
     input_kinds: ClassVar[tuple[str, ...]] = ("arms",)
     #: ``reg`` is the prior precision relative to the noise (a ridge prior ``N(0, noise_std^2 /
     #: reg I)``), so the well-specified value is ``noise_std^2 / prior_var``.
@@ -265,21 +301,54 @@ class Agent(struct.PyTreeNode):
     #: so it also learns from a relaxed action (a float ``(K,)`` vector of arm weights), as
     #: relaxed rollouts play (:mod:`jaxbandits.differentiable`).
     relaxed_updates: ClassVar[bool] = False
-
-    # Optional methods (the differentiable research tools, :mod:`jaxbandits.differentiable`):
-    #
-    #     scores(state, key, context) -> (K,)
-    #         for agents that play ``greedy_index(scores)``: relaxed rollouts play
-    #         ``softmax(scores / temperature)`` instead (mixin ``agents.select.LinearScores``);
-    #     log_prob(state, key, context, action) -> ()
-    #         for agents that draw their arm from an explicit distribution: the log-probability
-    #         that ``act(state, key, context)`` plays ``action``, needed by score-function
-    #         gradients (mixin ``agents.select.SoftmaxPolicy``).
+    #: the runs per block the runner plays on a CPU by default (None: the runner's rule, see
+    #: ``simulate.default_block_runs``); set by agents with costly rounds.
+    runs_per_block: ClassVar[int | None] = None
+    #: named presets, as data: ``{preset: {field: value}}``, under the key None the values of
+    #: an agent whose ``preset`` field is None (or that has no such field). ``make_agent`` merges
+    #: them into the fields left at None (:meth:`with_preset`), so a made agent holds the
+    #: numbers that run; a value that depends on the context dimension is a :class:`PerDim`.
+    presets: ClassVar[Mapping[str | None, Mapping[str, Any]]] = types.MappingProxyType({})
 
     @property
     def model_family(self) -> str:
         """The family of the model this agent fits (a wrapper answers for what it wraps)."""
         return self.family
+
+    def preset_values(self) -> Mapping[str, Any]:
+        """``{field: value}`` of this agent's preset (its ``preset`` field; None without one)."""
+        preset = self.preset if "preset" in field_kinds(type(self)) else None
+        return self.presets.get(preset, {})
+
+    def with_preset(self, dim: int | None = None) -> Agent:
+        """This agent with every field left at None that its preset sets (:attr:`presets`)
+        given the preset's value; a :class:`PerDim` value only when ``dim`` (the context
+        dimension d) is given, else it stays None and :meth:`setting` computes it from the
+        spec's d while tracing. ``make_agent`` calls it last (with the environment's d if given).
+
+        Example::
+
+            MaxInP(preset="rcdp").with_preset()    # reg=1.0, fit='online', explore_scale=0.5
+        """
+        fill = {}
+        for field, value in self.preset_values().items():
+            if value is None or getattr(self, field) is not None:
+                continue
+            if isinstance(value, PerDim):
+                if dim is None:
+                    continue
+                value = value(dim, self)
+            fill[field] = value
+        return self.replace(**fill) if fill else self
+
+    def setting(self, field: str, dim: int | None = None) -> Any:
+        """``field``'s value, or for None its preset's (a :class:`PerDim` one at context
+        dimension ``dim``): what a field left at None means where the agent reads it."""
+        value = getattr(self, field)
+        if value is not None:
+            return value
+        value = self.preset_values().get(field)
+        return value(dim, self) if isinstance(value, PerDim) else value
 
     def assume(self, assumptions: Assumptions, spec: Spec,
                horizon: int | None = None) -> dict[str, Any]:
@@ -366,6 +435,134 @@ class Agent(struct.PyTreeNode):
                 check_positive(self, name, integer=True)
         if hasattr(self, "active_members"):
             check_nonnegative(self, "active_members", integer=True)
+
+
+@dataclasses.dataclass(frozen=True)
+class PerDim:
+    """A preset value that depends on the context dimension d: ``fn(d, agent)`` (the agent
+    gives the other fields it reads, e.g. a horizon hint). Filled by ``make_agent(name,
+    env=env)``, where d is known; without an environment while tracing, from the spec's d."""
+
+    fn: Callable[[int, Agent], Any]
+
+    def __call__(self, dim: int, agent: Agent) -> Any:
+        return self.fn(dim, agent)
+
+
+# ------------------------------------------------------------------------------------------------
+# Capabilities: what an agent offers beyond the contract, declared by the methods it has and typed
+# by these protocols, so callers test a type (``isinstance(agent, Scores)``), never an attribute.
+
+
+@runtime_checkable
+class Scores(Protocol):
+    """An agent that plays ``greedy_index(scores)`` (after any warm-up): relaxed rollouts play
+    ``softmax(scores / temperature)`` instead, and :class:`~jaxbandits.agents.Softmax` wraps it
+    (mixin ``agents.select.LinearScores``)."""
+
+    def scores(self, state: PyTree, key: jax.Array, context: Context) -> jax.Array:
+        """``(K,)`` the score of every arm of ``context`` this round."""
+
+
+@runtime_checkable
+class LogProb(Protocol):
+    """An agent that draws its arm from an explicit distribution: score-function gradients
+    (:func:`jaxbandits.policy_gradient`) need its log-probabilities (mixin
+    ``agents.select.SoftmaxPolicy``)."""
+
+    def log_prob(self, state: PyTree, key: jax.Array, context: Context,
+                 action: jax.Array) -> jax.Array:
+        """``()`` the log-probability that ``act(state, key, context)`` plays ``action``."""
+
+
+@runtime_checkable
+class Logits(Protocol):
+    """An agent that plays a draw from ``softmax(logits)`` (mixin
+    ``agents.select.SoftmaxPolicy``)."""
+
+    def logits(self, state: PyTree, key: jax.Array, context: Context) -> jax.Array:
+        """``(K,)`` the logits of the round's arm distribution."""
+
+
+@runtime_checkable
+class Parameter(Protocol):
+    """An agent that plays ``argmax_k <x_k, theta>`` for a parameter of the round (mixin
+    ``agents.select.LinearScores``)."""
+
+    def parameter(self, state: PyTree, key: jax.Array, context: Context) -> jax.Array:
+        """``(d,)`` theta, the round's parameter (a mean, a posterior draw, a member)."""
+
+
+@runtime_checkable
+class Wrapper(Protocol):
+    """An agent that wraps another (``agent`` field): it keeps the wrapped agent's state and
+    answers for its model (the doubling trick, a softmax over scores)."""
+
+    agent: Agent
+
+
+#: The method capabilities whose signatures :func:`check_agent_class` checks.
+METHOD_CAPABILITIES: tuple[type, ...] = (Scores, LogProb, Logits, Parameter)
+#: The round inputs an agent may read (``Spec.inputs``).
+INPUT_KINDS: tuple[str, ...] = ("arms", "tokens")
+
+
+def wrapped_agent(agent: Agent) -> Agent | None:
+    """The agent ``agent`` wraps (:class:`Wrapper`), or None."""
+    inner = agent.agent if isinstance(agent, Wrapper) else None
+    return inner if isinstance(inner, Agent) else None
+
+
+def check_agent_class(cls: type) -> None:
+    """Raises ``ValueError`` naming the class unless it is an :class:`Agent` whose traits have
+    their declared types, whose presets set only its fields, and whose capability methods have
+    the protocols' signatures (names of the parameters after ``self``, in order), so a drifted
+    signature fails at registration, not while tracing. :func:`~jaxbandits.register_agent`
+    calls it."""
+    if not (isinstance(cls, type) and issubclass(cls, Agent)):
+        raise ValueError(f"{cls!r} is not a subclass of jaxbandits.Agent")
+    owner = cls.name or cls.__name__
+    for trait in ("name", "description", "paper", "family"):
+        if not isinstance(getattr(cls, trait), (str, property)):
+            raise ValueError(f"agent {owner!r}: {trait} must be a string")
+    for trait, allowed in (("action_kinds", ACTION_KINDS), ("input_kinds", INPUT_KINDS)):
+        value = getattr(cls, trait)
+        if isinstance(value, property):  # answered per instance (a wrapper)
+            continue
+        if not isinstance(value, tuple) or not value or not set(value) <= set(allowed):
+            raise ValueError(f"agent {owner!r}: {trait} must be a non-empty tuple of {allowed}, "
+                             f"got {value!r}")
+    for trait in ("reg_is_prior", "perturb_is_noise", "relaxed_updates"):
+        value = getattr(cls, trait)
+        if not isinstance(value, (bool, property)):
+            raise ValueError(f"agent {owner!r}: {trait} must be True or False, got {value!r}")
+    blocks = cls.runs_per_block
+    if blocks is not None and (isinstance(blocks, bool) or not isinstance(blocks, int)
+                               or blocks < 1):
+        raise ValueError(f"agent {owner!r}: runs_per_block must be a positive integer or None, "
+                         f"got {blocks!r}")
+    fields = {f.name for f in dataclasses.fields(cls)}
+    for preset, values in cls.presets.items():
+        unknown = sorted(set(values) - fields)
+        if unknown:
+            raise ValueError(f"agent {owner!r}: preset {preset!r} sets {unknown}, which are not "
+                             "fields of the agent")
+    for protocol in METHOD_CAPABILITIES:
+        (method,) = protocol.__protocol_attrs__
+        have = getattr(cls, method, None)
+        if have is None:
+            continue
+        want = _parameter_names(getattr(protocol, method))
+        got = _parameter_names(have) if callable(have) else None
+        if got != want:
+            shown = "not a method" if got is None else f"({', '.join(got)})"
+            raise ValueError(f"agent {owner!r}: {method} must take ({', '.join(want)}) as the "
+                             f"{protocol.__name__} capability says, got {shown}")
+
+
+def _parameter_names(method: Any) -> tuple[str, ...]:
+    """The parameter names of an unbound method after ``self``."""
+    return tuple(inspect.signature(method).parameters)[1:]
 
 
 # ------------------------------------------------------------------------------------------------

@@ -51,7 +51,7 @@ import numpy as np
 import optax
 
 from jaxbandits.agents.select import greedy_index
-from jaxbandits.core import Agent, Env, float_dtype
+from jaxbandits.core import Agent, Env, LogProb, Scores, float_dtype
 from jaxbandits.simulate import (
     RunKeys,
     _as_arrays,
@@ -224,19 +224,19 @@ def _check(env: Env, agent: Agent, horizon, num_runs, what: str, need: str,
     for label, value in (("horizon", horizon), ("num_runs", num_runs)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{what}: {label} must be a positive integer, got {value!r}")
-    if need == "log_prob" and not callable(getattr(agent, "log_prob", None)):
+    if need == "log_prob" and not isinstance(agent, LogProb):
         raise ValueError(
             f"{what}: agent {name!r} has no log_prob: it does not draw its arm from an explicit "
             f"distribution, so score-function gradients do not apply. Use the relaxed mode, "
             f"jb.relaxed_gradient(env, agent, ...) (it plays softmax(scores / temperature)), or "
             f"wrap it: jb.agents.Softmax(agent=agent, temperature=...)")
     if need == "scores":
-        if not callable(getattr(agent, "scores", None)):
+        if not isinstance(agent, Scores):
             raise ValueError(
                 f"{what}: agent {name!r} has no scores method (it does not act by an argmax of "
                 f"scores), so it has no relaxed mode"
                 + ("; it draws from an explicit distribution: use jb.policy_gradient"
-                   if callable(getattr(agent, "log_prob", None)) else ""))
+                   if isinstance(agent, LogProb) else ""))
         if not agent.relaxed_updates:
             raise ValueError(f"{what}: agent {name!r} cannot learn from a relaxed action (its "
                              f"update reads the played arm by index; relaxed_updates is False)")
@@ -717,7 +717,7 @@ def meta_learn(
     """
     what = "meta_learn"
     if mode is None:
-        mode = "score" if callable(getattr(agent, "log_prob", None)) else "relaxed"
+        mode = "score" if isinstance(agent, LogProb) else "relaxed"
     if mode not in MODES:
         raise ValueError(f"{what}: mode must be one of {MODES}, got {mode!r}")
     for label, value in (("steps", steps), ("eval_runs", eval_runs), ("eval_every", eval_every)):

@@ -35,7 +35,7 @@ import numpy as np
 from flax import struct
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from jaxbandits.core import Agent, Env, check_inputs, float_dtype
+from jaxbandits.core import Agent, Env, check_inputs, float_dtype, wrapped_agent
 from jaxbandits.results import Result, check_metric_names, config_of, environment_info
 
 __all__ = [
@@ -537,8 +537,8 @@ def default_block_runs(agent: Agent, platform: str | None = None) -> int:
     a GPU needs thousands of runs in flight (a block of 128 runs leaves an H200 98% idle).
     Results depend on ``block_runs``, so runs on a CPU and on a GPU are different draws unless
     ``block_runs`` is given explicitly (floating point differs between backends anyway)."""
-    own = getattr(agent, "runs_per_block", None)
-    inner = getattr(agent, "agent", None)  # a wrapper such as the anytime doubling trick
+    own = agent.runs_per_block if isinstance(agent, Agent) else None
+    inner = wrapped_agent(agent)  # a wrapper such as the anytime doubling trick
     if own is not None:
         cpu = int(own)
     elif isinstance(inner, Agent):

@@ -104,3 +104,33 @@ def test_agent_beats_uniform_random(name, kind):
     # pairs at T = 300 with width-8 networks: a looser margin than single arms
     margin = 0.85 if neural else 0.7
     assert results[name].final()[0] < margin * results["random"].final()[0]
+
+
+# Capabilities are declared types: Softmax over every registered agent that declares scores
+# either acts (one jitted round) or is refused at construction, never while tracing.
+SCORERS = [name for name, cls in AGENTS.items()
+           if issubclass(cls, jb.core.Scores) and "index" in cls.action_kinds]
+
+
+@pytest.mark.parametrize("name", SCORERS)
+def test_softmax_over_every_scoring_agent_acts(name):
+    env = TINY["index"]
+    policy = jb.agents.Softmax(agent=_agent(name), temperature=0.5)
+    policy.validate()
+    env_state = env.init(jax.random.key(0))
+
+    @jax.jit
+    def first_action(key):
+        key_init, key_obs, key_act = jax.random.split(key, 3)
+        context = env.observe(key_obs, env_state, jnp.int32(0))
+        state = policy.init(key_init, env.spec())
+        return policy.act(state, key_act, context)[0]
+
+    action = first_action(jax.random.key(1))
+    assert action.shape == () and 0 <= int(action) < env.spec().num_arms
+
+
+def test_softmax_refuses_an_agent_without_scores_at_construction():
+    assert not isinstance(jb.make_agent("random"), jb.core.Scores)
+    with pytest.raises(ValueError, match=r"softmax: agent 'random' has no scores\(state, key, "):
+        jb.agents.Softmax(agent=jb.make_agent("random"))

@@ -8,7 +8,7 @@ import pytest
 
 import jaxbandits as jb
 from jaxbandits import agents, envs, linalg, nets
-from jaxbandits.registry import AGENTS, ENVS
+from jaxbandits.registry import AGENTS, ALIASES, ENVS, describe_agent
 
 MODULES = [jb, agents, envs, linalg, nets]
 PUBLIC = [(m.__name__, n) for m in MODULES for n in m.__all__]
@@ -23,9 +23,29 @@ def test_public_name_has_a_docstring(module, name):
 @pytest.mark.parametrize("table", [AGENTS, ENVS])
 def test_registered_classes_describe_themselves(table):
     for name, cls in table.items():
-        assert cls.name == name
-        assert cls.description and cls.paper, name
+        if name in ALIASES:  # a configuration of a class: it describes itself by its fields
+            alias = ALIASES[name]
+            assert alias.cls is cls and alias.description and alias.paper, name
+            assert jb.make_agent(name).name == name
+        else:
+            assert cls.name == name
+            assert cls.description and cls.paper, name
         assert inspect.getdoc(cls), name
+
+
+def test_aliases_are_configurations_not_classes():
+    """The fourteen neural dueling names are NVLDB / NDB with their rule (and weighting) set:
+    ``jb.make_agent`` builds them, ``jaxbandits list`` describes them, and an override wins."""
+    from jaxbandits.agents import NDB, NVLDB
+
+    dueling = [n for n in ALIASES if n.startswith(("nvldb", "nldb", "ndb"))]
+    assert len(dueling) == 14 and {ALIASES[n].cls for n in dueling} == {NVLDB, NDB}
+    agent = jb.make_agent("nvldb-ts-osym")
+    assert type(agent) is NVLDB and (agent.rule, agent.variance) == ("ts-osym", "aware")
+    assert jb.make_agent("nldb-ucb-csym").variance == "agnostic"
+    assert jb.make_agent("ndb-ts").rule == "ts-asym"
+    assert jb.make_agent("nvldb-ts-osym", rule="ucb-asym").name == "nvldb-ucb-asym"
+    assert describe_agent("nldb-ts-asym")[0].startswith("NLDB-TS-ASYM: neural dueling")
 
 
 def test_agents_default_construct_and_validate():

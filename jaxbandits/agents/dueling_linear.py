@@ -24,9 +24,11 @@ take ``phi = X S`` with an identity ``inv_gram``. ``theta`` is fitted by ``fit``
 **Presets.** The two public codes that implement these baselines disagree (seed-004 section 7):
 ``preset="vacdb"`` (default; uclaml/VACDB's ``ucb.py``, whose conventions NVLDB's Listing 4
 reuses) and ``preset="rcdp"`` (the NVLDB first author's ``rcdp-public``). A field left at None
-takes its preset's value, as each class documents; ``T`` in those values is ``horizon_hint``
-(2,000, NVLDB's timing-study horizon; ``jb.make_agent(name, env=env, horizon=T)`` sets it, and
-sizes the buffer to ``min(T, AUTO_BUFFER)``).
+takes its preset's value (``presets``, as each class documents), which ``jb.make_agent`` merges
+in; ``T`` in those values is ``horizon_hint`` (2,000, NVLDB's timing-study horizon;
+``jb.make_agent(name, env=env, horizon=T)`` sets it, and sizes the buffer to ``min(T,
+AUTO_BUFFER)``). The values of d (``2 sqrt(d log T)``) are filled by ``make_agent(name,
+env=env)``; without an environment they are computed from the spec's d where the rule reads them.
 
 ``vacdb`` (:class:`VACDB`) keeps its own multi-layer statistics (SupLinUCB-style elimination).
 """
@@ -35,7 +37,8 @@ from __future__ import annotations
 
 import difflib
 import math
-from typing import Any, ClassVar
+import types
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -50,6 +53,7 @@ from jaxbandits.core import (
     Assumptions,
     Context,
     Feedback,
+    PerDim,
     Spec,
     check_nonnegative,
     check_positive,
@@ -80,13 +84,26 @@ __all__ = [
     "VACDBState",
 ]
 
-LINEAR_DUEL_PRESETS: tuple[str, ...] = ("vacdb", "rcdp")
 LINEAR_DUEL_FITS: tuple[str, ...] = ("mle", "online")
 
 
 def _sqrt_d_log_t(dim: int, horizon):
     """``sqrt(d log T)``, the confidence scale of CoLSTIM and VACDB's ``ucb.py``."""
     return jnp.sqrt(dim * jnp.log(jnp.asarray(horizon, float_dtype())))
+
+
+#: The linear-BTL core's values per preset: VACDB's code (``ucb.py``) and rcdp-public's.
+_CORE_PRESETS = {"vacdb": {"reg": 0.001, "fit": "mle"}, "rcdp": {"reg": 1.0, "fit": "online"}}
+LINEAR_DUEL_PRESETS: tuple[str, ...] = tuple(_CORE_PRESETS)
+#: VACDB's width coefficient ``2 sqrt(d log T)`` (T = ``horizon_hint``).
+_TWO_SQRT_D_LOG_T = PerDim(lambda d, agent: 2.0 * _sqrt_d_log_t(d, agent.horizon_hint))
+
+
+def _duel_presets(**rules: dict[str, Any]) -> types.MappingProxyType:
+    """``{preset: {field: value}}``: the core's values of each preset, with a rule's ``rules
+    [preset]`` added (``LinearDuelAgent.presets``)."""
+    return types.MappingProxyType({p: {**core_values, **rules[p]}
+                                   for p, core_values in _CORE_PRESETS.items()})
 
 
 class _DuelAgent(Agent):
@@ -195,20 +212,9 @@ class LinearDuelAgent(_DuelAgent):
     fit: str | None = struct.field(pytree_node=False, default=None)
     forbid_self_duel: bool | None = struct.field(pytree_node=False, default=None)
 
-    #: ``{preset: {field: value or fn(dim, horizon)}}`` for fields left at None.
-    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
-        "vacdb": {"reg": 0.001, "fit": "mle"},
-        "rcdp": {"reg": 1.0, "fit": "online"},
-    }
-
-    def setting(self, field: str, dim: int):
-        """``field``'s value, or its preset's for None (``dim``: d, for the d-dependent ones)."""
-        value = getattr(self, field)
-        if value is not None:
-            return value
-        table = {**LinearDuelAgent.PRESETS[self.preset], **type(self).PRESETS[self.preset]}
-        value = table[field]
-        return value(dim, self.horizon_hint) if callable(value) else value
+    #: ``{preset: {field: value}}`` for the fields left at None (a :class:`PerDim` value
+    #: depends on d and ``horizon_hint``); each rule adds its own (:func:`_duel_presets`).
+    presets = _duel_presets(vacdb={}, rcdp={})
 
     def validate(self) -> None:
         core.check_types(self)  # first, so a wrong type is named as such
@@ -293,11 +299,8 @@ class MaxInP(LinearDuelAgent):
 
     candidates: str = struct.field(pytree_node=False, default="ge")
 
-    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
-        "vacdb": {"explore_scale": lambda d, t: 2.0 * _sqrt_d_log_t(d, t),
-                  "forbid_self_duel": False},
-        "rcdp": {"explore_scale": 0.5, "forbid_self_duel": True},
-    }
+    presets = _duel_presets(vacdb={"explore_scale": _TWO_SQRT_D_LOG_T, "forbid_self_duel": False},
+                            rcdp={"explore_scale": 0.5, "forbid_self_duel": True})
 
     def validate(self) -> None:
         super().validate()
@@ -335,11 +338,9 @@ class MaxPairUCB(LinearDuelAgent):
     description = "MaxPairUCB: the pair maximising the joint UCB (linear BTL, OSYM)"
     paper = "VACDB code (Di et al. 2023); rcdp-public; seed-004 sections 2.5, 7"
 
-    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
-        "vacdb": {"explore_scale": lambda d, t: 2.0 * _sqrt_d_log_t(d, t),
-                  "forbid_self_duel": False},
-        "rcdp": {"explore_scale": lambda d, t: math.sqrt(d), "forbid_self_duel": False},
-    }
+    presets = _duel_presets(
+        vacdb={"explore_scale": _TWO_SQRT_D_LOG_T, "forbid_self_duel": False},
+        rcdp={"explore_scale": PerDim(lambda d, agent: math.sqrt(d)), "forbid_self_duel": False})
 
     def act(self, state: LinearDuelState, key: jax.Array, context: Context):
         u, phi, inv_gram = self._rule_inputs(state, context.arms)
@@ -389,13 +390,12 @@ class CoLSTIM(LinearDuelAgent):
     threshold: float | None = None
     coupling_scale: float | None = None
 
-    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
-        "vacdb": {"explore_scale": lambda d, t: 2.0 * _sqrt_d_log_t(d, t),
-                  "threshold": _sqrt_d_log_t, "coupling_scale": 1.0,
-                  "forbid_self_duel": False},
-        "rcdp": {"explore_scale": 0.5, "threshold": 5.0, "coupling_scale": 0.0,
-                 "forbid_self_duel": True},
-    }
+    presets = _duel_presets(
+        vacdb={"explore_scale": _TWO_SQRT_D_LOG_T,
+               "threshold": PerDim(lambda d, agent: _sqrt_d_log_t(d, agent.horizon_hint)),
+               "coupling_scale": 1.0, "forbid_self_duel": False},
+        rcdp={"explore_scale": 0.5, "threshold": 5.0, "coupling_scale": 0.0,
+              "forbid_self_duel": True})
 
     def validate(self) -> None:
         super().validate()

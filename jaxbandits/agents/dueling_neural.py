@@ -16,7 +16,8 @@ and an inverse Gram matrix; the agents differ only in those three.
 ``D = d``) and shallow exploration on ``phi`` = ``df/dtheta``. Every round: select with
 ``u = Phi theta``, ``Phi = phi(X; W)`` and ``V^{-1}``; store the pair with the weight ``1 /
 zeta^2``; take ``num_grad_steps`` warm-started Adam steps on the weighted BTL loss; refresh
-``V``. Twelve registered names, ``{nvldb,nldb}-{ucb,ts}-{asym,osym,csym}``: ``nvldb`` weighs
+``V``. Twelve registered names (aliases of :class:`NVLDB` with ``rule`` and ``variance`` set),
+``{nvldb,nldb}-{ucb,ts}-{asym,osym,csym}``: ``nvldb`` weighs
 pair i by ``1 / zeta_i^2`` with ``zeta_i = max(sigma_hat_i, eps)`` (variance-aware), ``nldb``
 by 1 (``zeta_i = 1``).
 
@@ -37,6 +38,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import types
 from typing import Any, ClassVar
 
 import jax
@@ -64,7 +66,7 @@ from jaxbandits.core import (
 )
 from jaxbandits.linalg.glm import PREFERENCE_LINKS, neg_log_preference, preference_prob
 from jaxbandits.nets import FeatureNetwork
-from jaxbandits.registry import register_agent
+from jaxbandits.registry import register_alias
 from jaxbandits.ring import Ring, blocked_sum, ring_add, ring_init, ring_size
 
 __all__ = [
@@ -123,6 +125,7 @@ def dueling_preset(name: str) -> dict[str, Any]:
     Example::
 
         agent = jb.make_agent("nvldb-ucb-asym", **dueling_preset("appendix"))
+        agent = jb.make_agent("nvldb-ucb-asym", preset="appendix")    # the same
     """
     if name not in DUELING_PRESETS:
         close = difflib.get_close_matches(name, list(DUELING_PRESETS), n=2, cutoff=0.4)
@@ -421,6 +424,14 @@ class NVLDB(_DuelingAgent):
     """
 
     paper = "Oh, Park & Paik, AISTATS 2026, arXiv 2506.01250 (seed-004 Alg. 1)"
+    #: ``make_agent("nvldb-ucb-asym", preset="appendix")``: the paper's two configurations.
+    presets = types.MappingProxyType(DUELING_PRESETS)
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        """The registered name of this configuration: ``nvldb-{rule}`` (``nldb-{rule}`` for
+        ``variance="agnostic"``)."""
+        return f"{'nldb' if self.variance == 'agnostic' else 'nvldb'}-{self.rule}"
 
     reg: float = 1.0
     learning_rate: float = 1e-3
@@ -627,6 +638,11 @@ class NDB(_DuelingAgent):
 
     paper = "Verma et al. 2024, arXiv 2407.17112; APOHF NeuralDBDiag (seed-004 sec. 7)"
 
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        """The registered name of this configuration: ``ndb-ucb`` or ``ndb-ts``."""
+        return f"ndb-{self.rule.split('-')[0]}"
+
     reg: float = 0.1
     learning_rate: float = 1e-3
     explore_scale: float = 1.0
@@ -735,13 +751,14 @@ def _values_and_gradients(network: FeatureNetwork, params: nnx.State, x: jax.Arr
 
 
 # ------------------------------------------------------------------------------------------------
-# The registered names: thin subclasses that fix the rule (and the weighting).
+# The registered names: aliases that fix the rule (and the weighting), no classes of their own.
 
 _RULE_SOURCES = {"asym": "Listing 2", "osym": "Listing 3", "csym": "Listing 4"}
 
 
-def _variant(base: type[Agent], prefix: str, rule: str, variance: str | None = None):
-    """Registers ``{prefix}-{rule}``: ``base`` with ``rule`` (and ``variance``) as defaults."""
+def _register_rule(base: type[Agent], prefix: str, rule: str, variance: str | None = None):
+    """Registers ``{prefix}-{rule}`` (``ndb-{kind}``) as ``base`` with ``rule`` (and
+    ``variance``) set."""
     kind, form = rule.split("-")
     label = f"{prefix.upper()}-{kind.upper()}" + (f"-{form.upper()}" if variance else "")
     if base is NVLDB:
@@ -749,37 +766,14 @@ def _variant(base: type[Agent], prefix: str, rule: str, variance: str | None = N
                    else "unweighted (zeta = 1)")
         description = (f"{label}: neural dueling, {rule} pairs on last-layer features, "
                        f"{weights}")
-        doc = (f"{label} (seed-004; {_RULE_SOURCES[form]}): :class:`NVLDB` with ``rule="
-               f"{rule!r}`` and ``variance={variance!r}``.")
-        name = f"{prefix}-{rule}"
-    else:
-        description = f"{label}: neural dueling, greedy k1, {kind.upper()} k2 on full gradients"
-        doc = f"{label} (seed-004 section 7): :class:`NDB` with ``rule={rule!r}``."
-        name = f"{prefix}-{kind}"
-    cls_name = label.replace("-", "_")
-    namespace: dict[str, Any] = {
-        "__doc__": doc, "__module__": __name__, "__qualname__": cls_name,
-        "name": name, "description": description,
-        "__annotations__": {"rule": "str"},
-        "rule": struct.field(pytree_node=False, default=rule),
-    }
-    if variance is not None:
-        namespace["__annotations__"]["variance"] = "str"
-        namespace["variance"] = struct.field(pytree_node=False, default=variance)
-    return register_agent(type(cls_name, (base,), namespace))
+        return register_alias(f"{prefix}-{rule}", NVLDB, {"rule": rule, "variance": variance},
+                              description=description)
+    description = f"{label}: neural dueling, greedy k1, {kind.upper()} k2 on full gradients"
+    return register_alias(f"{prefix}-{kind}", NDB, {"rule": rule}, description=description)
 
 
-NVLDB_UCB_ASYM = _variant(NVLDB, "nvldb", "ucb-asym", "aware")
-NVLDB_TS_ASYM = _variant(NVLDB, "nvldb", "ts-asym", "aware")
-NVLDB_UCB_OSYM = _variant(NVLDB, "nvldb", "ucb-osym", "aware")
-NVLDB_TS_OSYM = _variant(NVLDB, "nvldb", "ts-osym", "aware")
-NVLDB_UCB_CSYM = _variant(NVLDB, "nvldb", "ucb-csym", "aware")
-NVLDB_TS_CSYM = _variant(NVLDB, "nvldb", "ts-csym", "aware")
-NLDB_UCB_ASYM = _variant(NVLDB, "nldb", "ucb-asym", "agnostic")
-NLDB_TS_ASYM = _variant(NVLDB, "nldb", "ts-asym", "agnostic")
-NLDB_UCB_OSYM = _variant(NVLDB, "nldb", "ucb-osym", "agnostic")
-NLDB_TS_OSYM = _variant(NVLDB, "nldb", "ts-osym", "agnostic")
-NLDB_UCB_CSYM = _variant(NVLDB, "nldb", "ucb-csym", "agnostic")
-NLDB_TS_CSYM = _variant(NVLDB, "nldb", "ts-csym", "agnostic")
-NDB_UCB = _variant(NDB, "ndb", "ucb-asym")
-NDB_TS = _variant(NDB, "ndb", "ts-asym")
+for _prefix, _variance in (("nvldb", "aware"), ("nldb", "agnostic")):
+    for _rule in ("ucb-asym", "ts-asym", "ucb-osym", "ts-osym", "ucb-csym", "ts-csym"):
+        _register_rule(NVLDB, _prefix, _rule, _variance)
+for _rule in ("ucb-asym", "ts-asym"):
+    _register_rule(NDB, "ndb", _rule)

@@ -66,6 +66,7 @@ backbone that normalises to get it).
 from __future__ import annotations
 
 import difflib
+import types
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -130,7 +131,6 @@ LMCTS_PRESETS: dict[str, dict[str, Any]] = {
 }
 #: ``LMCTS.lr_decay_clock``: what the step-size decay counts (module docstring).
 LMCTS_DECAY_CLOCKS: tuple[str, ...] = ("round", "step")
-_PRESET_FIELDS = ("backbone", "num_grad_steps", "beta_inv", "learning_rate", "beta_dim")
 _BLOCK_ROWS = 128  # the most rows per block of the history sum (about C / 16, >= 32)
 
 
@@ -255,6 +255,9 @@ class LMCTS(Agent):
     paper = "seed-001 (Ensemble++ baseline; Xu et al. 2022, devzhk/LMCTS)"
     family = "neural-ensemble"
     runs_per_block: ClassVar[int] = 8  # a round trains on the whole history (see simulate)
+    #: the official configurations (:data:`LMCTS_PRESETS`; None: ``"quadratic"``), merged into
+    #: the fields left at None by ``make_agent`` (:meth:`~jaxbandits.Agent.with_preset`).
+    presets = types.MappingProxyType({None: _QUAD, **LMCTS_PRESETS})
 
     preset: str | None = struct.field(pytree_node=False, default=None)
     backbone: Callable | None = struct.field(pytree_node=False, default=None)
@@ -269,13 +272,6 @@ class LMCTS(Agent):
     buffer_size: int | None = struct.field(pytree_node=False, default=None)
 
     # -- settings -------------------------------------------------------------------------------
-
-    def setting(self, field: str):
-        """``field``'s value, or its preset's when it is None (the preset fields only)."""
-        value = getattr(self, field)
-        if value is not None or field not in _PRESET_FIELDS:
-            return value
-        return LMCTS_PRESETS["quadratic" if self.preset is None else self.preset][field]
 
     def network(self, dim: int) -> IndexNetwork:
         """The static network for ``dim``-dimensional inputs (backbone + bias-free output)."""
@@ -310,7 +306,7 @@ class LMCTS(Agent):
         core.check_types(self)  # first, so that a wrong type is named as such
         if self.preset is not None:
             lmcts_preset(self.preset)
-        filled = self.replace(**{f: self.setting(f) for f in _PRESET_FIELDS})
+        filled = self.with_preset()
         Agent.validate(filled)  # the shared checks (num_grad_steps, buffer_size ...)
         check_positive(filled, "learning_rate")
         check_nonnegative(filled, "beta_inv")

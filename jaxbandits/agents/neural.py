@@ -356,9 +356,9 @@ class NeuralUCB(NeuralAgent):
             order=self._warmup_order(key_order, spec),
         )
 
-    def scores(self, state: NeuralUCBState, key: jax.Array, arms: jax.Array) -> jax.Array:
-        """The index of each arm, ``(K,)`` for arms ``(K, d)``: ``f + nu * width``."""
-        mean, widths = self._mean_and_widths(state, arms)
+    def scores(self, state: NeuralUCBState, key: jax.Array, context: Context) -> jax.Array:
+        """The index of each arm, ``(K,)`` for ``context.arms`` ``(K, d)``: ``f + nu * width``."""
+        mean, widths = self._mean_and_widths(state, context.arms)
         return mean + self.explore_scale * widths
 
     def _mean_and_widths(self, state: NeuralUCBState, arms: jax.Array):
@@ -367,7 +367,7 @@ class NeuralUCB(NeuralAgent):
         return mean, design_widths(state.design, grads / math.sqrt(self.width))
 
     def act(self, state: NeuralUCBState, key: jax.Array, context: Context):
-        scores = self.scores(state, key, context.arms)
+        scores = self.scores(state, key, context)
         return self._select(scores, state.order, state.data.num_obs), state
 
     def update(
@@ -411,8 +411,8 @@ class NeuralTS(NeuralUCB):
     family = "neural"
     action_kinds = ("index",)
 
-    def scores(self, state: NeuralUCBState, key: jax.Array, arms: jax.Array) -> jax.Array:
-        """A Gaussian draw per arm around ``f``, ``(K,)`` for arms ``(K, d)``."""
-        mean, widths = self._mean_and_widths(state, arms)
+    def scores(self, state: NeuralUCBState, key: jax.Array, context: Context) -> jax.Array:
+        """A Gaussian draw per arm around ``f``, ``(K,)`` for ``context.arms`` ``(K, d)``."""
+        mean, widths = self._mean_and_widths(state, context.arms)
         z = jax.random.normal(key, mean.shape, mean.dtype)
         return mean + self.explore_scale * jnp.sqrt(self.reg) * widths * z

@@ -40,8 +40,9 @@ defaults; the paper gives none).
 
 **Presets** (A11): the authors' per-task settings, applied to every method as they did
 (``jb.make_agent("neural-ensemble-pp", preset="quadratic")``); a field left at None takes its
-preset's value, a field set explicitly wins. :data:`NEURAL_ENSEMBLE_PRESETS` lists them (G,
-``update_every``, ``(s_prior, s_post)``; loss): ``quadratic`` 4, 1, (5, 1);
+preset's value, merged in by ``make_agent``, a field set explicitly wins.
+:data:`NEURAL_ENSEMBLE_PRESETS` lists them (G, ``update_every``, ``(s_prior, s_post)``;
+loss): ``quadratic`` 4, 1, (5, 1);
 ``neural-classification`` 1, 10, (0.1, 0.1), classification; ``neural-regression`` 10, 1,
 (0.2, 0.1); ``vector-quadratic`` (the code's ``quadratic_lmcts``) 20, 1, (5, 1); ``shuttle`` 50,
 1, (0.2, 0.1) (the paper says G = 100); ``mushroom`` 50, 1, (1, 0.1); ``hate-speech`` (the
@@ -55,6 +56,7 @@ fixed (seed-001 check 9).
 
 from __future__ import annotations
 
+import types
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -135,6 +137,12 @@ _DEFAULTS: dict[str, Any] = {
     "num_index_samples": 16, "loss": "regression", "inputs": "arms"}
 
 
+#: ``NeuralIndexAgent.presets``: per preset (None: no task) the values of the fields left at None.
+_PRESETS = types.MappingProxyType(
+    {None: _DEFAULTS, **{task: {**_DEFAULTS, **values}
+                         for task, values in NEURAL_ENSEMBLE_PRESETS.items()}})
+
+
 class NeuralEnsembleState(struct.PyTreeNode):
     """State of a :class:`NeuralIndexAgent`.
 
@@ -192,7 +200,8 @@ class NeuralIndexAgent(Agent):
     """Neural Ensemble++ and its baselines (module docstring); the registered names are the
     subclasses, which differ in ``head`` and their index laws' defaults.
 
-    Fields left at None take their preset's value, else the default given here.
+    Fields left at None take their preset's value, else the default given here: ``make_agent``
+    merges them (:meth:`with_preset`), so a made agent holds the values that run.
 
     Attributes:
       learning_rate: Adam's step size (1e-4).
@@ -226,6 +235,7 @@ class NeuralIndexAgent(Agent):
     input_kinds = ("arms", "tokens")
     runs_per_block: ClassVar[int] = 8  # a neural round is costly (simulate.default_block_runs)
     head: ClassVar[str] = "ensemble++"
+    presets = _PRESETS
 
     learning_rate: float = 1e-4
     reg: float | None = None
@@ -261,16 +271,19 @@ class NeuralIndexAgent(Agent):
         """This agent with a fixed-trip training loop (reverse-differentiable; same values)."""
         return self.replace(fixed_trip_training=True)
 
+    def with_preset(self, dim: int | None = None) -> NeuralIndexAgent:
+        """This agent with every field left at None set from its preset (:attr:`presets`: the
+        task's values over the defaults) and an unset backbone from its inputs: the 2 x 64 MLP
+        on arms, a tiny :class:`~jaxbandits.nets.TransformerNetwork` on tokens."""
+        agent = super().with_preset(dim)
+        if agent.backbone is None:
+            backbone = MLPBackbone() if agent.inputs == "arms" else TransformerNetwork()
+            agent = agent.replace(backbone=backbone)
+        return agent
+
     def resolved(self) -> NeuralIndexAgent:
-        """This agent with every field left at None set from its preset (or the defaults; the
-        backbone: the 2 x 64 MLP on arms, a tiny :class:`~jaxbandits.nets.TransformerNetwork`
-        on tokens)."""
-        table = {**_DEFAULTS, **NEURAL_ENSEMBLE_PRESETS.get(self.preset or "", {})}
-        fill = {f: v for f, v in table.items() if getattr(self, f) is None}
-        if self.backbone is None:
-            inputs = self.inputs or table["inputs"]
-            fill["backbone"] = MLPBackbone() if inputs == "arms" else TransformerNetwork()
-        return self.replace(**fill) if fill else self
+        """This agent with its preset merged (:meth:`with_preset`; what ``make_agent`` gives)."""
+        return self.with_preset()
 
     def assume(self, assumptions: Assumptions, spec: Spec,
                horizon: int | None = None) -> dict[str, Any]:

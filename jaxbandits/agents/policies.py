@@ -18,7 +18,15 @@ from flax import nnx, struct
 from jaxbandits.agents.linear import Greedy
 from jaxbandits.agents.mab import ArmStats, MABAgent, empirical_means
 from jaxbandits.agents.select import SoftmaxPolicy
-from jaxbandits.core import Agent, Context, Feedback, Spec, check_positive, float_dtype
+from jaxbandits.core import (
+    Agent,
+    Context,
+    Feedback,
+    Scores,
+    Spec,
+    check_positive,
+    float_dtype,
+)
 from jaxbandits.registry import register_agent
 
 __all__ = ["ARM_FEATURES", "NeuralPolicy", "Softmax", "StatsMLP", "arm_features",
@@ -36,7 +44,8 @@ class Softmax(SoftmaxPolicy, Agent):
     (the draw does not depend on the parameters).
 
     Attributes:
-      agent: the wrapped agent; it must have ``scores(state, key, context)`` (its numeric
+      agent: the wrapped agent; it must declare scores (:class:`~jaxbandits.core.Scores`:
+        ``scores(state, key, context)``), else construction raises ``ValueError`` (its numeric
         fields are leaves of this one: ``agent.reg``, ``agent.explore_scale``, ...).
       temperature: > 0; the policy tends to the wrapped agent's argmax as it goes to 0.
 
@@ -53,6 +62,12 @@ class Softmax(SoftmaxPolicy, Agent):
 
     agent: Agent = struct.field(default_factory=Greedy)
     temperature: float = 0.1
+
+    def __post_init__(self):  # refuse an agent without scores at construction, not in tracing
+        if isinstance(self.agent, Agent) and not isinstance(self.agent, Scores):
+            raise ValueError(f"softmax: agent {self.agent.name or type(self.agent).__name__!r} "
+                             "has no scores(state, key, context) method (it does not act by an "
+                             "argmax of scores; jaxbandits.core.Scores)")
 
     @property
     def relaxed_updates(self) -> bool:  # type: ignore[override]
@@ -73,9 +88,6 @@ class Softmax(SoftmaxPolicy, Agent):
             raise ValueError(f"softmax: agent must be a jaxbandits Agent, got {self.agent!r}")
         super().validate()
         self.agent.validate()
-        if not callable(getattr(self.agent, "scores", None)):
-            raise ValueError(f"softmax: agent {self.agent.name!r} has no scores(state, key, "
-                             f"context) method (it does not act by an argmax of scores)")
         check_positive(self, "temperature")
 
     def init(self, key: jax.Array, spec: Spec):
