@@ -541,8 +541,7 @@ def check_positive(obj: Any, field: str, *, integer: bool = False) -> None:
         if not math.isfinite(v) or v <= 0 or (integer and v != int(v)):
             kind = "a positive integer" if integer else "a positive finite number"
             raise ValueError(f"{_owner(obj)}: {field} must be {kind}, got {_show(value)}")
-        if not integer:
-            _check_held(obj, field, v)
+        _check_held(obj, field, v, integer=integer)
 
 
 def check_nonnegative(obj: Any, field: str, *, integer: bool = False) -> None:
@@ -553,15 +552,25 @@ def check_nonnegative(obj: Any, field: str, *, integer: bool = False) -> None:
         if not math.isfinite(v) or v < 0 or (integer and v != int(v)):
             kind = "an integer >= 0" if integer else "finite and >= 0"
             raise ValueError(f"{_owner(obj)}: {field} must be {kind}, got {_show(value)}")
-        if not integer:
-            _check_held(obj, field, v, zero_ok=True)
+        _check_held(obj, field, v, zero_ok=True, integer=integer)
 
 
-def _check_held(obj: Any, field: str, v: float, zero_ok: bool = False) -> None:
-    """Raises ``ValueError`` when the engine's float dtype (:func:`float_dtype`) cannot hold the
-    finite value ``v`` of ``obj.field``: it overflows to inf (``explore_scale=1e308`` in float32),
-    or (unless ``zero_ok``) a nonzero value lies below the dtype's smallest normal number, where
-    it rounds to 0 or to a subnormal whose reciprocal is inf (``reg=1e-45``)."""
+def _check_held(obj: Any, field: str, v: float, zero_ok: bool = False,
+                integer: bool = False) -> None:
+    """Raises ``ValueError`` when the engine cannot hold the finite value ``v`` of ``obj.field``.
+
+    A float, in the engine's float dtype (:func:`float_dtype`): it overflows to inf
+    (``explore_scale=1e308`` in float32), or (unless ``zero_ok``) a nonzero value lies below the
+    dtype's smallest normal number, where it rounds to 0 or to a subnormal whose reciprocal is
+    inf (``reg=1e-45``). An integer pytree leaf, in int32 (the runner's integer leaves): it lies
+    outside int32's range (``warmup=2**40``). Static integer sizes stay Python ints."""
+    if integer:
+        limit = np.iinfo(np.int32)
+        kind = field_kinds(type(obj)).get(field) if dataclasses.is_dataclass(obj) else None
+        if kind is not None and kind.leaf and not limit.min <= v <= limit.max:
+            raise ValueError(f"{_owner(obj)}: {field} = {int(v)} overflows the engine's int32; "
+                             f"it must be at most {limit.max}")
+        return
     info = np.finfo(float_dtype())
     largest, smallest = float(info.max), float(info.tiny)
     if abs(v) > largest:

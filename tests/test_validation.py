@@ -383,3 +383,12 @@ def test_make_agent_takes_a_numpy_integer_horizon():
     assert agent.buffer_size == 10 and type(agent.buffer_size) is int
     with pytest.raises(ValueError, match="horizon must be a positive integer"):
         jb.make_agent("lin-phe", env=env, horizon=np.int64(0))
+
+
+def test_integer_leaves_must_fit_the_engines_int32():
+    """``warmup=2**40`` failed in the runner as a "dimension mismatch" (an int32 overflow)."""
+    with pytest.raises(ValueError, match="glm-es: warmup = 1099511627776 overflows the engine's "
+                                         "int32; it must be at most 2147483647"):
+        jb.make_agent("glm-es", warmup=2**40)
+    jb.make_agent("glm-es", warmup=2**31 - 1)
+    jb.make_env("linear-varying", pool_size=2**31 + 1, num_arms=2)  # a static size: a Python int
