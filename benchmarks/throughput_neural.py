@@ -255,13 +255,13 @@ class NumpyDuelingSynthetic:
 class NumpyQuadraticPool:
     """``quadratic-pool`` (Ensemble++'s Quadratic): ``scale x^T Theta Theta^T x + N(0,
     noise_std^2)``, ``Theta`` ``(d, d)`` i.i.d. ``N(0, 1)``; each round K distinct vectors of a
-    pool of P unit vectors (per run; ``instance="authors"``: the authors' shared instance and
-    subset sequence, :func:`jaxbandits.envs.nonlinear.authors_pool_draws`)."""
+    pool of P unit vectors (per run; ``instance="authors"`` / ``"authors_recipe"``: the shared
+    instance and subset sequence, :func:`jaxbandits.envs.nonlinear.authors_pool_draws`)."""
 
     def __init__(self, env, rng: np.random.Generator):
         self.rng = rng
         self.num_arms, self.pool_size = env.num_arms, env.pool_size
-        if env.instance == "authors":
+        if env.shares_instance:
             from jaxbandits.envs.nonlinear import authors_pool_draws
 
             pool, theta, self.subsets = authors_pool_draws(

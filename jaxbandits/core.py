@@ -731,29 +731,69 @@ def check_inputs(spec: Spec, agent: Agent, env_name: str, agent_name: str) -> No
 
 
 def check_positive(obj: Any, field: str, *, integer: bool = False) -> None:
-    """Raises ``ValueError`` unless ``obj.field`` is positive (and an integer if asked)."""
+    """Raises ``ValueError`` unless ``obj.field`` is positive (and an integer if asked), and a
+    float value is a positive normal number of the engine's dtype (:func:`float_dtype`)."""
     value = getattr(obj, field)
     for v in _values(obj, field):
         if not math.isfinite(v) or v <= 0 or (integer and v != int(v)):
             kind = "a positive integer" if integer else "a positive finite number"
             raise ValueError(f"{_owner(obj)}: {field} must be {kind}, got {_show(value)}")
+        _check_held(obj, field, v, integer=integer)
 
 
 def check_nonnegative(obj: Any, field: str, *, integer: bool = False) -> None:
-    """Raises ``ValueError`` unless ``obj.field`` is finite and >= 0 (and an integer if asked)."""
+    """Raises ``ValueError`` unless ``obj.field`` is finite and >= 0 (and an integer if asked),
+    and finite in the engine's dtype (:func:`float_dtype`)."""
     value = getattr(obj, field)
     for v in _values(obj, field):
         if not math.isfinite(v) or v < 0 or (integer and v != int(v)):
             kind = "an integer >= 0" if integer else "finite and >= 0"
             raise ValueError(f"{_owner(obj)}: {field} must be {kind}, got {_show(value)}")
+        _check_held(obj, field, v, zero_ok=True, integer=integer)
+
+
+def _check_held(obj: Any, field: str, v: float, zero_ok: bool = False,
+                integer: bool = False) -> None:
+    """Raises ``ValueError`` when the engine cannot hold the finite value ``v`` of ``obj.field``.
+
+    A float, in the engine's float dtype (:func:`float_dtype`): it overflows to inf
+    (``explore_scale=1e308`` in float32), or (unless ``zero_ok``) a nonzero value lies below the
+    dtype's smallest normal number, where it rounds to 0 or to a subnormal whose reciprocal is
+    inf (``reg=1e-45``). An integer pytree leaf, in int32 (the runner's integer leaves): it lies
+    outside int32's range (``warmup=2**40``). Static integer sizes stay Python ints."""
+    if integer:
+        limit = np.iinfo(np.int32)
+        kind = field_kinds(type(obj)).get(field) if dataclasses.is_dataclass(obj) else None
+        if kind is not None and kind.leaf and not limit.min <= v <= limit.max:
+            raise ValueError(f"{_owner(obj)}: {field} = {int(v)} overflows the engine's int32; "
+                             f"it must be at most {limit.max}")
+        return
+    info = np.finfo(float_dtype())
+    largest, smallest = float(info.max), float(info.tiny)
+    if abs(v) > largest:
+        problem, bound = "overflows to inf", f"at most {largest:.4g}"
+    elif 0 < abs(v) < smallest and not zero_ok:
+        problem, bound = "underflows (to 0 or a subnormal)", f"at least {smallest:.4g}"
+    else:
+        return
+    raise ValueError(f"{_owner(obj)}: {field} = {v!r} {problem} in the engine's "
+                     f"{info.dtype.name}; it must be {bound} (or enable float64, "
+                     "jax_enable_x64, for a wider range)")
 
 
 def check_probability(obj: Any, field: str) -> None:
-    """Raises ``ValueError`` unless ``obj.field`` lies in the open interval (0, 1)."""
+    """Raises ``ValueError`` unless ``obj.field`` lies in the open interval (0, 1), also as the
+    engine's dtype (:func:`float_dtype`) holds it."""
     value = getattr(obj, field)
     for v in _values(obj, field):
         if not 0 < v < 1:
             raise ValueError(f"{_owner(obj)}: {field} must lie in (0, 1), got {_show(value)}")
+        _check_held(obj, field, v)
+        if float(np.asarray(v, float_dtype())) >= 1:
+            raise ValueError(f"{_owner(obj)}: {field} = {v!r} rounds to 1 in the engine's "
+                             f"{np.dtype(float_dtype()).name}; it must lie in (0, 1) as the "
+                             "engine holds it (enable float64, jax_enable_x64, for values "
+                             "closer to 1)")
 
 
 def check_seed(obj: Any, field: str) -> None:

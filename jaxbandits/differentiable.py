@@ -66,6 +66,7 @@ __all__ = [
     "BASELINES",
     "GradientEstimate",
     "MetaLearnResult",
+    "OPTIMIZERS",
     "RELAXATIONS",
     "learnable_leaves",
     "meta_learn",
@@ -137,12 +138,11 @@ def learnable_leaves(agent: Agent, wrt: str | Sequence[str] | None = None) -> li
         learnable_leaves(jb.make_agent("lin-ucb"), "explore_scale")   # ['explore_scale']
     """
     names = _leaf_names(agent)
-    leaves = jax.tree.leaves(agent)
-    floats = [n for n, x in zip(names, leaves, strict=True) if _is_float(x)]
+    floats = _float_names(agent)
     if wrt is None:
         chosen = floats
     else:
-        wanted = (wrt,) if isinstance(wrt, str) else tuple(wrt)
+        wanted = _wanted(agent, wrt)
         chosen = []
         for prefix in wanted:
             hits = [n for n in names if n == prefix or n.startswith(prefix + ".")]
@@ -157,6 +157,26 @@ def learnable_leaves(agent: Agent, wrt: str | Sequence[str] | None = None) -> li
     if not chosen:
         raise ValueError(f"{type(agent).__name__} has no float leaf to differentiate")
     return chosen
+
+
+def _wanted(agent: Agent, wrt) -> tuple[str, ...]:
+    """``wrt`` as a non-empty tuple of leaf names; ``ValueError`` for anything else."""
+    if isinstance(wrt, str):
+        return (wrt,)
+    owner = type(agent).__name__
+    wanted = tuple(wrt) if isinstance(wrt, (list, tuple)) else None
+    if wanted is None or not all(isinstance(n, str) for n in wanted):
+        raise ValueError(f"wrt must be a leaf name, a list of leaf names or None (every float "
+                         f"leaf of {owner}), got {wrt!r}")
+    if not wanted:
+        raise ValueError(f"wrt is empty: name the leaves of {owner} to differentiate, or pass "
+                         f"None for every float leaf ({', '.join(_float_names(agent)) or 'none'})")
+    return wanted
+
+
+def _float_names(agent: Agent) -> list[str]:
+    leaves = jax.tree.leaves(agent)
+    return [n for n, x in zip(_leaf_names(agent), leaves, strict=True) if _is_float(x)]
 
 
 def _combine(agent: Agent, names: Sequence[str], values: Sequence) -> Agent:
@@ -189,7 +209,7 @@ def _chunked_scan(body: Callable, carry, horizon: int, chunk_size: int | None):
     """``carry`` after ``body(carry, t)`` for ``t < horizon``: an outer scan over chunks whose
     inner scans are rematerialised, so reverse mode keeps one carry per chunk and one chunk of
     residuals (about ``2 sqrt(T)`` rounds' worth with the default chunk)."""
-    chunk = chunk_size or max(1, math.isqrt(horizon - 1) + 1)
+    chunk = max(1, math.isqrt(horizon - 1) + 1) if chunk_size is None else chunk_size
     num_chunks = -(-horizon // chunk)
 
     def inner(carry, c):
@@ -209,7 +229,9 @@ def _chunked_scan(body: Callable, carry, horizon: int, chunk_size: int | None):
 
 
 def _check(env: Env, agent: Agent, horizon, num_runs, what: str, need: str,
-           validate: bool = True) -> None:
+           validate: bool = True) -> tuple[int, int]:
+    """Checks the arguments every gradient tool shares; returns ``(horizon, num_runs)`` as
+    Python ints (static arguments of the jitted programs)."""
     if validate:
         env.validate()
         agent.validate()
@@ -222,8 +244,7 @@ def _check(env: Env, agent: Agent, horizon, num_runs, what: str, need: str,
     if spec.action_kind not in agent.action_kinds:
         raise ValueError(f"{what}: agent {name!r} cannot act on environment {env.name!r}")
     for label, value in (("horizon", horizon), ("num_runs", num_runs)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{what}: {label} must be a positive integer, got {value!r}")
+        _check_count(value, label, what)
     if need == "log_prob" and not isinstance(agent, LogProb):
         raise ValueError(
             f"{what}: agent {name!r} has no log_prob: it does not draw its arm from an explicit "
@@ -246,6 +267,24 @@ def _check(env: Env, agent: Agent, horizon, num_runs, what: str, need: str,
             raise ValueError(f"{what}: environment {env.name!r} does not state its arms' "
                              f"expected rewards (no mean_rewards method written with its "
                              f"feedback), which the relaxed objective needs")
+    return int(horizon), int(num_runs)
+
+
+def _check_count(value, label: str, what: str, alternative: str = "") -> None:
+    """Raises ``ValueError`` unless ``value`` is a positive integer (Python or NumPy)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) \
+            or value < 1:
+        raise ValueError(f"{what}: {label} must be a positive integer{alternative}, got "
+                         f"{value!r}")
+
+
+def _check_chunk(chunk_size, what: str) -> int | None:
+    """``chunk_size`` as a Python int (None: the default); ``ValueError`` unless positive."""
+    if chunk_size is None:
+        return None
+    _check_count(chunk_size, "chunk_size (rounds per rematerialised chunk)", what,
+                 " or None (about sqrt(horizon))")
+    return int(chunk_size)
 
 
 def _owner(cls: type, method: str) -> type | None:
@@ -325,7 +364,8 @@ def policy_gradient(
         g.grad.explore_scale, g.grad_se.explore_scale
     """
     what = "policy_gradient"
-    _check(env, agent, horizon, num_runs, what, "log_prob")
+    horizon, num_runs = _check(env, agent, horizon, num_runs, what, "log_prob")
+    chunk_size = _check_chunk(chunk_size, what)
     if baseline not in BASELINES:
         raise ValueError(f"{what}: baseline must be one of {BASELINES}, got {baseline!r}")
     if baseline == "mean" and num_runs < 2:
@@ -490,7 +530,9 @@ def relaxed_rollout(
         jax.grad(objective)(1.0)
     """
     what = "relaxed_rollout"
-    _check(env, agent, horizon, num_runs, what, "scores", validate=not _traced(agent))
+    horizon, num_runs = _check(env, agent, horizon, num_runs, what, "scores",
+                               validate=not _traced(agent))
+    chunk_size = _check_chunk(chunk_size, what)
     _check_temperature(temperature, relaxation, what)
     env_keys, agent_keys, keys = _run_streams(_as_key(key), num_runs, 1)
     run = functools.partial(_relaxed_run, env, agent.for_gradients(), horizon=horizon,
@@ -521,7 +563,8 @@ def relaxed_gradient(
                                 wrt="explore_scale")
     """
     what = "relaxed_gradient"
-    _check(env, agent, horizon, num_runs, what, "scores")
+    horizon, num_runs = _check(env, agent, horizon, num_runs, what, "scores")
+    chunk_size = _check_chunk(chunk_size, what)
     _check_temperature(temperature, relaxation, what)
     names = tuple(learnable_leaves(agent, wrt))
     grads, values, regrets = _relaxed_program(
@@ -602,6 +645,8 @@ def _traced(tree: PyTree) -> bool:
 # Meta-learning.
 
 MODES = ("score", "relaxed")
+#: optax optimisers :func:`meta_learn` builds by name, ``getattr(optax, name)(learning_rate)``.
+OPTIMIZERS = ("adam", "adamw", "sgd", "rmsprop", "adagrad")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -667,6 +712,30 @@ class MetaLearnResult:
         return fig
 
 
+def _optimizer(optimizer, learning_rate, what: str) -> optax.GradientTransformation:
+    """The optax transformation of :func:`meta_learn`'s ``optimizer`` argument: itself, one of
+    :data:`OPTIMIZERS` by name at ``learning_rate``, or (None) ``optax.adam(learning_rate)``."""
+    if not callable(learning_rate):  # a number, or an optax schedule of the step
+        ok = not isinstance(learning_rate, (bool, np.bool_)) and isinstance(
+            learning_rate, (int, float, np.integer, np.floating)) and 0 < learning_rate < math.inf
+        if not ok:
+            raise ValueError(f"{what}: learning_rate must be a positive finite number or an "
+                             f"optax schedule (the step size of gradient ascent on the "
+                             f"objective), got {learning_rate!r}")
+    if optimizer is None:
+        optimizer = "adam"
+    if isinstance(optimizer, str):
+        if optimizer not in OPTIMIZERS:
+            raise ValueError(f"{what}: optimizer must be an optax GradientTransformation or one "
+                             f"of the names {OPTIMIZERS}, got {optimizer!r}")
+        return getattr(optax, optimizer)(learning_rate)
+    if not isinstance(optimizer, optax.GradientTransformation):
+        raise ValueError(f"{what}: optimizer must be an optax GradientTransformation (e.g. "
+                         f"optax.adam(0.05)) or one of the names {OPTIMIZERS}, got "
+                         f"{optimizer!r}")
+    return optimizer
+
+
 def meta_learn(
     env: Env,
     agent: Agent,
@@ -675,8 +744,8 @@ def meta_learn(
     horizon: int,
     num_runs: int = 64,
     steps: int = 100,
-    learning_rate: float = 0.05,
-    optimizer: optax.GradientTransformation | None = None,
+    learning_rate: float | optax.Schedule = 0.05,
+    optimizer: optax.GradientTransformation | str | None = None,
     mode: str | None = None,
     baseline: str = "self-play",
     temperature: float = 0.1,
@@ -700,8 +769,11 @@ def meta_learn(
       env, agent, key, horizon, num_runs: the instance distribution, the policy, the seed, T,
         and the instances per step.
       steps: optimisation steps.
-      learning_rate: of the default optimiser, ``optax.adam`` (ignored with ``optimizer``).
-      optimizer: any optax transformation (it minimises the negated objective).
+      learning_rate: > 0 (or an optax schedule): the step size of the optimiser named by
+        ``optimizer`` (ignored with an optax transformation, but still checked).
+      optimizer: any optax transformation (it minimises the negated objective), or the name of
+        one of :data:`OPTIMIZERS` (``"adam"``, ``"sgd"``, ...) built at ``learning_rate``;
+        default ``"adam"``.
       mode: ``"score"`` (needs ``log_prob``), ``"relaxed"`` (needs ``scores``); default: score
         when the agent has ``log_prob``, else relaxed.
       baseline: of the score mode; temperature, relaxation: of the relaxed mode.
@@ -721,16 +793,16 @@ def meta_learn(
     if mode not in MODES:
         raise ValueError(f"{what}: mode must be one of {MODES}, got {mode!r}")
     for label, value in (("steps", steps), ("eval_runs", eval_runs), ("eval_every", eval_every)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{what}: {label} must be a positive integer, got {value!r}")
-    _check(env, agent, horizon, num_runs, what, "log_prob" if mode == "score" else "scores")
+        _check_count(value, label, what)
+    horizon, num_runs = _check(env, agent, horizon, num_runs, what,
+                               "log_prob" if mode == "score" else "scores")
     if mode == "relaxed":
         _check_temperature(temperature, relaxation, what)
     names = tuple(learnable_leaves(agent, wrt))
     positive = [n.rsplit(".", 1)[-1] in POSITIVE_FIELDS for n in names]
     key = _as_key(key)
     train_key, eval_key = jax.random.fold_in(key, 0), jax.random.fold_in(key, 1)
-    optimizer = optimizer or optax.adam(learning_rate)
+    optimizer = _optimizer(optimizer, learning_rate, what)
 
     def to_free(values):
         return [jnp.log(v) if p else v for v, p in zip(values, positive, strict=True)]

@@ -21,6 +21,8 @@ import types
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
+import numpy as np
+
 from jaxbandits.core import Agent, Env, check_agent_class, check_inputs
 
 __all__ = [
@@ -141,6 +143,9 @@ def make_agent(name: str, *, env: Env | None = None, horizon: int | None = None,
             raise ValueError("make_agent: horizon is used only with env= (it sizes buffers)")
         return _with_preset(_make(AGENTS, name, "agent", overrides))
     agent = _make(AGENTS, name, "agent", overrides)
+    if not isinstance(env, Env):
+        raise ValueError(f"make_agent: env must be a jaxbandits Env (e.g. "
+                         f"jb.make_env('linear')), got {env!r}")
     spec = env.spec()
     if spec.action_kind not in agent.action_kinds:
         raise ValueError(f"agent {name!r} cannot act on environment {env.name!r} "
@@ -163,9 +168,13 @@ def well_specified(agent: Agent, env: Env, horizon: int | None = None) -> dict[s
         jb.well_specified(jb.make_agent("lin-ts"), jb.make_env("russo"))
         # {'noise_std': 1.0, 'reg': 0.1}
     """
-    if horizon is not None and (isinstance(horizon, bool) or not isinstance(horizon, int)
-                                or horizon < 1):
+    if horizon is not None and (isinstance(horizon, (bool, np.bool_))
+                                or not isinstance(horizon, (int, np.integer)) or horizon < 1):
         raise ValueError(f"horizon must be a positive integer, got {horizon!r}")
+    if not isinstance(env, Env):
+        raise ValueError(f"env must be a jaxbandits Env (e.g. jb.make_env('linear')), got "
+                         f"{env!r}")
+    horizon = None if horizon is None else int(horizon)
     assumptions = dataclasses.replace(env.assumptions(), task=env.task)
     values = agent.assume(assumptions, env.spec(), horizon)
     return {f: v for f, v in values.items() if not _same(getattr(agent, f), v)}
@@ -243,6 +252,11 @@ def _preset_fields(cls: type[Agent], name: str, overrides: dict[str, Any]) -> di
 
 
 def _make(table: dict[str, type], name: str, what: str, overrides: dict[str, Any]):
+    if not isinstance(name, str):
+        maker = "make_env" if what == "environment" else "make_agent"
+        raise ValueError(f"{maker}: the {what} name must be a string such as "
+                         f"{next(iter(table), 'linear')!r}, got {name!r} (known: "
+                         f"{', '.join(sorted(table))})")
     if name not in table:
         raise _unknown(name, list(table), what)
     cls = table[name]

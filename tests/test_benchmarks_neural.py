@@ -78,7 +78,7 @@ def test_numpy_twins_of_the_seed001_environments():
 
     import jaxbandits as jb
 
-    env = jb.make_env("quadratic-pool", dim=6, pool_size=30, num_arms=4, instance="authors",
+    env = jb.make_env("quadratic-pool", dim=6, pool_size=30, num_arms=4, instance="authors_recipe",
                       authors_rounds=3)
     twin = bench.NUMPY_ENVS["quadratic-pool"](env, np.random.default_rng(0))
     state = env.init(jax.random.key(0))

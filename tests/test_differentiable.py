@@ -247,3 +247,41 @@ def test_fixed_trip_training_plays_the_same_runs(x64):
     runs = [jb.simulate(env, a, 2, 12, 2, record="all", progress=False).cumulative_regret
             for a in (agent, agent.for_gradients())]
     np.testing.assert_allclose(runs[0], runs[1], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("chunk_size", [-3, 0, 2.0, True])
+def test_non_positive_chunk_sizes_are_rejected(chunk_size):
+    """``chunk_size=-3`` returned a gradient and value of exactly 0.0 (no round was played) and
+    ``chunk_size=0`` silently meant the default."""
+    bern = jb.make_env("bernoulli", num_arms=2, means=MEANS)
+    linear = jb.make_env("linear", dim=2, num_arms=3)
+    match = r"chunk_size \(rounds per rematerialised chunk\) must be a positive integer or None"
+    with pytest.raises(ValueError, match="policy_gradient: " + match):
+        jb.policy_gradient(bern, jb.make_agent("soft-elim"), 0, 5, 2, chunk_size=chunk_size)
+    with pytest.raises(ValueError, match="relaxed_gradient: " + match):
+        jb.relaxed_gradient(linear, jb.make_agent("lin-ucb"), 0, 5, 2, chunk_size=chunk_size)
+    with pytest.raises(ValueError, match="relaxed_rollout: " + match):
+        jb.relaxed_rollout(linear, jb.make_agent("lin-ucb"), 0, 5, 2, chunk_size=chunk_size)
+
+
+@pytest.mark.parametrize("wrt, match", [
+    ([], r"wrt is empty: .*SoftElim.*None for every float leaf \(explore_scale\)"),
+    ((), "wrt is empty"),
+    (42, "wrt must be a leaf name, a list of leaf names or None"),
+    (["explore_scale", 3], "wrt must be a leaf name"),
+])
+def test_bad_wrt_is_named(wrt, match):
+    with pytest.raises(ValueError, match=match):
+        learnable_leaves(jb.make_agent("soft-elim"), wrt)
+    with pytest.raises(ValueError, match=match):
+        jb.policy_gradient(jb.make_env("bernoulli", num_arms=2), jb.make_agent("soft-elim"), 0,
+                           5, 2, wrt=wrt)
+
+
+def test_numpy_integer_sizes_are_accepted(bernoulli):
+    """``horizon=np.int64(4)`` was refused as "must be a positive integer"."""
+    agent = jb.make_agent("soft-elim")
+    plain = jb.policy_gradient(bernoulli, agent, 0, HORIZON, 2, chunk_size=2)
+    numpy = jb.policy_gradient(bernoulli, agent, 0, np.int64(HORIZON), np.int32(2),
+                               chunk_size=np.int64(2))
+    assert numpy.value == plain.value and numpy.grad == plain.grad and numpy.num_runs == 2

@@ -66,7 +66,7 @@ def test_authors_instance_is_the_authors_numpy_draws(authors_quadratic):
     again = jb.make_env("quadratic-pool", instance="authors", authors_rounds=ROUNDS)
     assert authors_pool_draws.cache_info().hits == hits + 1
     np.testing.assert_array_equal(again.shared_instance.subsets, shared.subsets)
-    small = env.replace(dim=4, pool_size=9, num_arms=3)
+    small = env.replace(instance="authors_recipe", dim=4, pool_size=9, num_arms=3)
     ref = _authors_reference(dim=4, pool=9, arms=3)
     np.testing.assert_array_equal(np.asarray(small.shared_instance.pool), ref[0])
     np.testing.assert_array_equal(np.asarray(small.shared_instance.subsets), ref[2])
@@ -231,7 +231,7 @@ def test_bad_settings_raise_before_any_compilation(name, fields, match):
 
 
 def test_runs_share_the_authors_instance_through_the_runner():
-    env = jb.make_env("quadratic-pool", instance="authors", dim=4, pool_size=10, num_arms=3,
+    env = jb.make_env("quadratic-pool", instance="authors_recipe", dim=4, pool_size=10, num_arms=3,
                       authors_rounds=5)
     result = jb.simulate(env, jb.make_agent("random"), 0, 12, 3, record="all", progress=False)
     regret = np.asarray(result.cumulative_regret)

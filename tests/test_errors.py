@@ -144,3 +144,50 @@ def test_non_finite_reward_names_the_run_and_step():
         jb.simulate(env, jb.make_agent("lin-ts"), 0, 100, 3, chunk_size=30, progress=False)
     # Before the bad round, everything runs.
     jb.simulate(env, jb.make_agent("lin-ts"), 0, 37, 3, chunk_size=30, progress=False)
+
+
+@pytest.mark.parametrize(
+    "name, overrides, match",
+    [
+        # one arm: every duel is a self-duel, whatever the agent's forbid_self_duel
+        ("dueling-square", {"num_arms": 1}, r"dueling-square: num_arms must be at least 2 .*"
+                                            r"self-duel.*got 1"),
+        ("dueling-synthetic", {"num_arms": 1, "utility": "cosine"}, "num_arms must be at least 2"),
+        # the authors' instance exists at their sizes only; other sizes drew another instance
+        ("quadratic-pool", {"instance": "authors", "dim": 10},
+         r"quadratic-pool: instance='authors' .* \(dim=100, pool_size=1000, num_arms=50\); "
+         r"got dim=10.*'authors_recipe'"),
+        ("quadratic-pool", {"instance": "authors", "pool_size": 200}, "got pool_size=200"),
+        ("random-mlp-bernoulli", {"instance": "authors", "width": 8},
+         r"random-mlp-bernoulli: instance='authors' .*depth=2\); got width=8"),
+    ],
+)
+def test_environment_settings_that_break_their_promise(name, overrides, match, no_compilation):
+    with pytest.raises(ValueError, match=match):
+        jb.make_env(name, **overrides)
+
+
+def test_a_dueling_data_set_needs_two_classes(no_compilation):
+    import dataclasses
+
+    import numpy as np
+
+    table = jb.envs.make_table(np.arange(8.0).reshape(4, 2), np.asarray([0, 1, 0, 1]))
+    one_class = type(table)(table.features, table.labels * 0,
+                            dataclasses.replace(table.meta, num_classes=1))
+    with pytest.raises(ValueError, match="the data's number of classes must be at least 2"):
+        jb.envs.DuelingClassificationEnv(data=one_class).validate()
+    jb.envs.DuelingClassificationEnv(data=table).validate()  # two classes are fine
+
+
+def test_the_authors_recipe_at_other_sizes(no_compilation):
+    """``instance="authors_recipe"`` shares one instance drawn by the authors' recipe at any
+    sizes; at the authors' sizes it is the authors' instance."""
+    small = jb.make_env("quadratic-pool", instance="authors_recipe", dim=4, pool_size=9,
+                        num_arms=3, authors_rounds=2)
+    assert small.shared_instance.pool.shape == (9, 4)
+    with pytest.raises(ValueError, match="instance='authors' is the authors' instance"):
+        small.replace(instance="authors")
+    authors = jb.make_env("quadratic-pool", instance="authors", authors_rounds=2)
+    recipe = authors.replace(instance="authors_recipe")
+    assert recipe.shared_instance is authors.shared_instance  # the same draws, not redrawn

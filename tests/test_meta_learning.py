@@ -57,3 +57,37 @@ def test_neural_policy_meta_learns_without_error(mode):
     after = np.concatenate([np.ravel(v[-1]) for v in out.leaves.values()])
     assert np.all(np.isfinite(after)) and np.any(before != after)
     assert np.isfinite(out.eval_regret).all()
+
+
+@pytest.mark.parametrize("overrides, match", [
+    # a negative rate ascended the negated objective (descent on reward) without a word
+    (dict(learning_rate=-1), r"meta_learn: learning_rate must be a positive finite number"),
+    # NaN reached the agent, and the error named explore_scale
+    (dict(learning_rate=float("nan")), "learning_rate must be a positive finite number.*nan"),
+    (dict(learning_rate=0.0), "learning_rate must be"),
+    (dict(learning_rate=True), "learning_rate must be"),
+    (dict(optimizer="adamx"), r"optimizer must be an optax GradientTransformation or one of the "
+                              r"names \('adam'"),
+    (dict(optimizer=42), r"optimizer must be an optax GradientTransformation \(e.g."),
+    (dict(optimizer="Adam"), "optimizer must be"),
+])
+def test_bad_meta_learning_settings_are_named(overrides, match):
+    from jaxbandits.simulate import trace_counts
+
+    before = trace_counts()
+    with pytest.raises(ValueError, match=match):
+        jb.meta_learn(jb.make_env("bernoulli", num_arms=2), jb.make_agent("soft-elim"), 0,
+                      horizon=5, num_runs=2, steps=1, progress=False, **overrides)
+    assert trace_counts() == before  # before anything was compiled
+
+
+def test_an_optimizer_by_name_is_the_optax_optimizer():
+    import optax
+
+    env, agent = jb.make_env("bernoulli", num_arms=2), jb.make_agent("soft-elim")
+    kwargs = dict(horizon=6, num_runs=4, steps=2, eval_runs=2, eval_every=2, progress=False)
+    named = jb.meta_learn(env, agent, 0, optimizer="sgd", learning_rate=0.5, **kwargs)
+    built = jb.meta_learn(env, agent, 0, optimizer=optax.sgd(0.5), **kwargs)
+    default = jb.meta_learn(env, agent, 0, learning_rate=0.5, **kwargs)  # adam
+    np.testing.assert_array_equal(named.leaves["explore_scale"], built.leaves["explore_scale"])
+    assert not np.array_equal(named.leaves["explore_scale"], default.leaves["explore_scale"])

@@ -318,3 +318,77 @@ def test_a_checkpoint_inside_out_does_not_make_it_non_empty(fake_compare, tmp_pa
     (out / "ckpt" / "lin-ts.npz").write_bytes(b"carry")
     assert main(ARGS + ["--out", str(out), "--checkpoint", str(out / "ckpt")]) == 0
     assert (out / "ckpt" / "lin-ts.npz").exists()
+
+
+# ------------------------------------------------------------------------------------------------
+# Values are checked as the engine's dtype holds them (float32 unless x64 is on).
+
+
+@pytest.mark.parametrize(
+    "make, name, overrides, match",
+    [
+        ("agent", "lin-ucb", {"reg": 1e-45}, r"lin-ucb: reg = 1e-45 underflows .* float32"),
+        ("agent", "rrls", {"reg": 1e-38}, r"rrls: reg = 1e-38 underflows .* at least 1.175e-38"),
+        ("agent", "lin-ts", {"reg": np.asarray([1.0, 1e-40])}, "lin-ts: reg = 1e-40 underflows"),
+        ("agent", "lin-ts", {"explore_scale": 1e308},
+         r"lin-ts: explore_scale = 1e\+308 overflows to inf in the engine's float32"),
+        ("agent", "neural-ucb", {"learning_rate": 1e39}, "learning_rate = 1e\\+39 overflows"),
+        ("agent", "lin-ucb", {"delta": 1e-50}, "delta = 1e-50 underflows"),
+        ("agent", "lin-ucb", {"delta": 1 - 1e-9}, "delta = 0.999999999 rounds to 1 in .*float32"),
+        ("env", "linear", {"noise_std": 1e39}, r"linear: noise_std = 1e\+39 overflows to inf"),
+        ("env", "quadratic-pool", {"scale": 1e-40}, "quadratic-pool: scale = 1e-40 underflows"),
+    ],
+)
+def test_values_the_engine_dtype_cannot_hold_name_the_field(make, name, overrides, match):
+    """``reg=1e-45`` was 0 in the float32 engine (a diverged, NaN state); ``explore_scale=1e308``
+    was inf: both passed the float64 range checks."""
+    builder = jb.make_env if make == "env" else jb.make_agent
+    with pytest.raises(ValueError, match=match):
+        builder(name, **overrides)
+
+
+def test_values_the_engine_dtype_holds_are_accepted(x64):
+    jb.make_agent("lin-ucb", reg=1e-45, delta=1 - 1e-9)  # float64 holds them
+    jb.make_agent("lin-ts", explore_scale=1e308)
+
+
+def test_float32_edge_values_are_accepted():
+    jb.make_agent("lin-ucb", reg=1.2e-38, explore_scale=3.4e38)
+    jb.make_agent("lin-ts", noise_std=1e-45, explore_scale=0.0)  # a nonnegative field may be ~0
+    jb.make_env("linear", noise_std=0.0)
+
+
+# ------------------------------------------------------------------------------------------------
+# The registry's arguments.
+
+
+@pytest.mark.parametrize("name", [None, 3, ["lin-ts"], b"lin-ts"])
+def test_make_agent_and_make_env_need_a_string_name(name):
+    with pytest.raises(ValueError, match=r"make_agent: the agent name must be a string .*known"):
+        jb.make_agent(name)
+    with pytest.raises(ValueError, match=r"make_env: the environment name must be a string"):
+        jb.make_env(name)
+
+
+def test_make_agent_needs_an_environment_object():
+    with pytest.raises(ValueError, match=r"make_agent: env must be a jaxbandits Env.*'linear'"):
+        jb.make_agent("lin-ts", env="linear")
+    with pytest.raises(ValueError, match="env must be a jaxbandits Env"):
+        jb.well_specified(jb.make_agent("lin-ts"), "linear")
+
+
+def test_make_agent_takes_a_numpy_integer_horizon():
+    env = jb.make_env("linear", dim=2, num_arms=3, fresh_arms=True)
+    agent = jb.make_agent("lin-phe", env=env, horizon=np.int64(10))
+    assert agent.buffer_size == 10 and type(agent.buffer_size) is int
+    with pytest.raises(ValueError, match="horizon must be a positive integer"):
+        jb.make_agent("lin-phe", env=env, horizon=np.int64(0))
+
+
+def test_integer_leaves_must_fit_the_engines_int32():
+    """``warmup=2**40`` failed in the runner as a "dimension mismatch" (an int32 overflow)."""
+    with pytest.raises(ValueError, match="glm-es: warmup = 1099511627776 overflows the engine's "
+                                         "int32; it must be at most 2147483647"):
+        jb.make_agent("glm-es", warmup=2**40)
+    jb.make_agent("glm-es", warmup=2**31 - 1)
+    jb.make_env("linear-varying", pool_size=2**31 + 1, num_arms=2)  # a static size: a Python int

@@ -282,13 +282,19 @@ def quadratic_rounds(config: Config) -> int:
     return max(config.horizon, config.long_horizon or 0)
 
 
+def _instance(sizes: tuple[tuple[str, Any], ...]) -> str:
+    """``"authors"`` (their instance at their sizes), or ``"authors_recipe"`` with other sizes."""
+    return "authors_recipe" if sizes else "authors"
+
+
 def make_env(task: Task, config: Config):
     """The environment of ``task``."""
+    # the authors' instance at their sizes; their recipe at the tiny test sizes
     if task.key in ("quadratic", "long"):
-        return jb.make_env("quadratic-pool", instance="authors",
+        return jb.make_env("quadratic-pool", instance=_instance(config.quad_env),
                            authors_rounds=quadratic_rounds(config), **dict(config.quad_env))
     if task.key == "neural":
-        return jb.make_env("random-mlp-bernoulli", instance="authors",
+        return jb.make_env("random-mlp-bernoulli", instance=_instance(config.neural_env),
                            authors_rounds=config.horizon, **dict(config.neural_env))
     if task.key == "shuttle":
         return jb.make_env("shuttle-epp")
@@ -515,6 +521,8 @@ def run_pools(runner: Runner) -> dict[int, dict[int, Result]]:
         if runner.env("quadratic").num_arms > pool:
             raise ValueError(f"pool size {pool} is below the arms per round")
         fixed = {"env.pool_size": pool}
+        if pool != runner.env("quadratic").pool_size:  # the authors' recipe at another size
+            fixed["env.instance"] = "authors_recipe"
         results = runner.results("quadratic", "ES++", "ensemble_size",
                                  config.pool_ensemble_sizes, fixed=fixed)
         out[pool] = dict(zip(config.pool_ensemble_sizes, results, strict=True))

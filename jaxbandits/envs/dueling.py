@@ -205,6 +205,16 @@ def dueling_utility(utility: str, x: jax.Array, theta: jax.Array,
     raise ValueError(f"utility must be one of {UTILITIES}, got {utility!r}")
 
 
+def _check_duel_arms(owner: str, what: str, num_arms: int) -> None:
+    """Raises ``ValueError`` unless a dueling environment offers at least 2 arms: with one, every
+    duel is a self-duel, which agents that forbid self-duels (``forbid_self_duel``) cannot
+    avoid, and no comparison carries information."""
+    if num_arms < 2:
+        raise ValueError(f"{owner}: {what} must be at least 2 for a dueling bandit (a pair of "
+                         f"distinct arms; with 1 every duel is a self-duel, even for agents with "
+                         f"forbid_self_duel=True), got {num_arms}")
+
+
 def _spec(dim: int, num_arms: int) -> Spec:
     return Spec(dim=dim, num_arms=num_arms, action_kind="pair", feedback_kind="preference",
                 metrics=DUELING_METRICS, fixed_arms=False)
@@ -281,6 +291,7 @@ class DuelingSyntheticEnv(_DuelingTask, Env):
         check_choice(self, "utility", UTILITIES)
         check_choice(self, "quadratic_form", QUADRATIC_FORMS)
         check_choice(self, "link", LINKS)
+        _check_duel_arms(self.name, "num_arms", self.num_arms)
 
     def spec(self) -> Spec:
         return _spec(self.dim, self.num_arms)
@@ -482,6 +493,8 @@ class DuelingClassificationEnv(_DuelingTask, DataBackedEnv):
         if self.data.categorical:
             raise ValueError(f"{self.name or type(self).__name__}: data must hold numeric "
                              "features (one-hot encode categorical columns)")
+        _check_duel_arms(self.name or type(self).__name__, "the data's number of classes",
+                        self.num_classes)
         if self.reading == "class":
             counts = np.bincount(np.asarray(self.data.labels), minlength=self.num_classes)
             if np.any(counts == 0):

@@ -30,15 +30,16 @@ The Ensemble++ paper's nonlinear tasks (seed-001 E4, E5, E10 and section 7):
 
 The two pool tasks (:class:`PoolNonlinearEnv`) draw the pool, the reward function and the
 per-round subsets per run (``instance="per_run"``), or share the authors' instance
-(``instance="authors"``): drawn once on the host with NumPy exactly as the authors' code draws
-it (:func:`authors_pool_draws`) and held by the environment as the leaf ``shared_instance``.
+(``instance="authors"``, at the authors' sizes): drawn once on the host with NumPy exactly as the
+authors' code draws it (:func:`authors_pool_draws`) and held by the environment as the leaf
+``shared_instance`` (``instance="authors_recipe"``: the same recipe at other sizes).
 """
 
 from __future__ import annotations
 
 import functools
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -272,8 +273,9 @@ class RandomMLPEnv(NonlinearEnv):
 # ------------------------------------------------------------------------------------------------
 # The Ensemble++ paper's nonlinear tasks (seed-001 E4, E5, E10; section 7 overrides E4's table).
 
-#: ``PoolNonlinearEnv.instance``: a fresh instance per run, or the authors' shared one.
-POOL_INSTANCES: tuple[str, ...] = ("per_run", "authors")
+#: ``PoolNonlinearEnv.instance``: a fresh instance per run, the authors' shared one (at their
+#: sizes), or one shared instance drawn by the authors' recipe at any sizes.
+POOL_INSTANCES: tuple[str, ...] = ("per_run", "authors", "authors_recipe")
 
 
 @functools.cache
@@ -382,21 +384,26 @@ class PoolNonlinearEnv(Env):
     ``instance="per_run"`` (default): every run draws its own pool and reward function from its
     key, and fresh subsets each round (uniform without replacement). ``instance="authors"``: all
     runs share the authors' instance and subset sequence (seed-001 section 7), drawn with NumPy
-    from ``authors_seed`` at the given sizes with the authors' recipe (at the defaults d = 100,
-    P = 1,000, K = 50 exactly theirs; see :func:`authors_pool_draws`); only the reward noise and
-    the agents vary across runs. The subsets of the first ``authors_rounds`` rounds are
-    precomputed (int16, 1 MB at the defaults); later rounds cycle through them (round t offers
-    subset ``t mod authors_rounds``).
+    from ``authors_seed`` with the authors' recipe (:func:`authors_pool_draws`) at the authors'
+    sizes (:attr:`AUTHORS_SIZES`: d = 100, P = 1,000, K = 50; other sizes are a ``ValueError``,
+    since they would draw another instance); only the reward noise and the agents vary across
+    runs. ``instance="authors_recipe"``: the same recipe and sharing at any sizes (small test
+    instances). The subsets of the first ``authors_rounds`` rounds are precomputed (int16, 1 MB
+    at the defaults); later rounds cycle through them (round t offers subset
+    ``t mod authors_rounds``).
 
     Attributes:
       dim: d.  num_arms: K, arms offered per round.  pool_size: P (at least K).
-      instance: ``"per_run"`` or ``"authors"`` (static).
+      instance: ``"per_run"``, ``"authors"`` or ``"authors_recipe"`` (static).
       authors_seed: the NumPy seed of the authors' instance (2022, their ``freq_task`` seed).
       authors_rounds: rounds of precomputed authors' subsets (static).
       shared_instance: the :class:`SharedPoolInstance` (drawn at construction with
-        ``instance="authors"``; None otherwise).
+        ``instance="authors"`` or ``"authors_recipe"``; None otherwise).
     """
 
+    #: the sizes of the authors' instance (``instance="authors"`` requires them).
+    AUTHORS_SIZES: ClassVar[tuple[tuple[str, int], ...]] = (
+        ("dim", 100), ("pool_size", 1000), ("num_arms", 50))
     #: the paper's methods (Ensemble++, Ensemble+, EpiNet, greedy, LMC-TS) and uniform play
     agent_families = ("baseline", "neural-ensemble")
     default_horizon = 10_000  # seed-001 A10: T = 10^4 quick default (10^5 for paper scale)
@@ -416,8 +423,9 @@ class PoolNonlinearEnv(Env):
         current = self.shared_instance
         if current is not None and not isinstance(current, SharedPoolInstance):
             return  # validate() names the field
-        want = self._shared_key() if self.instance == "authors" else None
+        want = self._shared_key() if self.shares_instance else None
         if current is not None and current.key == want:
+            self._check_authors_sizes()  # a replace(instance="authors") draws nothing
             return
         if want is None:
             object.__setattr__(self, "shared_instance", None)
@@ -426,6 +434,11 @@ class PoolNonlinearEnv(Env):
         pool, params, subsets = self._draw_shared()
         object.__setattr__(self, "shared_instance", SharedPoolInstance(
             jnp.asarray(pool), jax.tree.map(jnp.asarray, params), jnp.asarray(subsets), want))
+
+    @property
+    def shares_instance(self) -> bool:
+        """Whether every run shares one instance drawn by the authors' recipe."""
+        return self.instance in ("authors", "authors_recipe")
 
     def _shared_key(self) -> tuple:
         """The configuration the shared instance depends on, ``((name, value), ...)``."""
@@ -442,6 +455,20 @@ class PoolNonlinearEnv(Env):
         if self.num_arms > self.pool_size:
             raise ValueError(f"{self.name}: num_arms must be at most pool_size "
                              f"({self.pool_size}), got {self.num_arms}")
+        self._check_authors_sizes()
+
+    def _check_authors_sizes(self) -> None:
+        """``instance="authors"`` needs the authors' sizes (:attr:`AUTHORS_SIZES`)."""
+        if self.instance != "authors":
+            return
+        other = {n: getattr(self, n) for n, v in self.AUTHORS_SIZES if getattr(self, n) != v}
+        if other:
+            theirs = ", ".join(f"{n}={v}" for n, v in self.AUTHORS_SIZES)
+            raise ValueError(
+                f"{self.name}: instance='authors' is the authors' instance at their sizes "
+                f"({theirs}); got {', '.join(f'{n}={v}' for n, v in other.items())}, which "
+                f"would draw another instance. Use instance='authors_recipe' for their recipe "
+                f"at other sizes, or 'per_run'")
 
     def validate(self) -> None:
         super().validate()
@@ -450,7 +477,7 @@ class PoolNonlinearEnv(Env):
         if shared is not None and not isinstance(shared, SharedPoolInstance):
             raise ValueError(f"{self.name}: shared_instance must be a SharedPoolInstance or None "
                              f"(it is drawn on construction), got {type(shared).__name__}")
-        if self.instance == "authors" and (shared is None or shared.key != self._shared_key()):
+        if self.shares_instance and (shared is None or shared.key != self._shared_key()):
             raise ValueError(f"{self.name}: shared_instance does not match the configuration; "
                              "build the environment with make_env or replace(...)")
 
@@ -475,7 +502,7 @@ class PoolNonlinearEnv(Env):
 
     def init(self, key: jax.Array) -> PoolEnvState:
         dtype = float_dtype()
-        if self.instance == "authors":
+        if self.shares_instance:
             shared = self.shared_instance
             means = self.mean_reward(shared.params, shared.pool.astype(dtype))
             return PoolEnvState(params=None, pool=None, means=means)
@@ -485,7 +512,7 @@ class PoolNonlinearEnv(Env):
         return PoolEnvState(params=params, pool=pool, means=self.mean_reward(params, pool))
 
     def observe(self, key: jax.Array, env_state: PoolEnvState, t: jax.Array) -> VaryingContext:
-        if self.instance != "authors":
+        if not self.shares_instance:
             return pool_context(key, env_state.pool, self.num_arms)
         shared = self.shared_instance
         arm_ids = shared.subsets[t % shared.subsets.shape[0]].astype(jnp.int32)
@@ -585,6 +612,8 @@ class RandomMLPBernoulliEnv(PoolNonlinearEnv):
         super()._check_options()
         check_positive(self, "width", integer=True)
         check_nonnegative(self, "depth", integer=True)
+
+    AUTHORS_SIZES = PoolNonlinearEnv.AUTHORS_SIZES + (("width", 50), ("depth", 2))
 
     def _shared_key(self) -> tuple:
         return super()._shared_key() + (("width", self.width), ("depth", self.depth))
