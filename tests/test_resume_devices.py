@@ -3,16 +3,21 @@ killed on one device count and resumed on another gives exactly the arrays of an
 run, at a wave boundary and mid-wave, in both directions; a version-1 checkpoint (waves) read on
 more devices than wrote it is a clear error naming both counts, never zeroed runs.
 
-One subprocess with 2 forced CPU devices (``devices=`` picks 1 or 2 of them).
+One subprocess with 2 forced CPU devices (``devices=`` picks 1 or 2 of them). The version-1
+checkpoint ``tests/data/legacy/killed-midwave`` was written by the runner before this format
+(7 runs in blocks of 2, one device, killed after the first chunk of its second wave).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+
+import jax
 
 SCRIPT = textwrap.dedent(
     """
@@ -82,6 +87,15 @@ SCRIPT = textwrap.dedent(
         assert "runs 2..2" in str(err), err
     else:
         raise AssertionError("a version-1 checkpoint resumed on more devices than wrote it")
+    # version 1 killed mid-wave (its second wave's first chunk, on one device): the device count
+    # that wrote it is its carry's size, so it resumes on one device or two
+    if sys.argv[3] == "same-streams":
+        for devices in (one, two):
+            directory = tmp / f"midwave-{len(devices)}"
+            shutil.copytree(legacy / "killed-midwave", directory)
+            resumed = run(devices, directory)
+            assert np.array_equal(resumed.cumulative_regret, reference.cumulative_regret)
+            assert np.array_equal(resumed.cumulative_reward, reference.cumulative_reward)
     print("resume across device counts ok")
     """
 )
@@ -93,7 +107,11 @@ def test_resume_across_device_counts_gives_the_uninterrupted_arrays(tmp_path):
     root = Path(__file__).resolve().parents[1]
     env["PYTHONPATH"] = os.pathsep.join([str(root), env.get("PYTHONPATH", "")])
     legacy = root / "tests" / "data" / "legacy"
-    out = subprocess.run([sys.executable, "-c", SCRIPT, str(tmp_path), str(legacy)], env=env,
+    recorded = json.loads((legacy.parent / "numbers_kept.json").read_text())
+    streams = ("same-streams" if (jax.__version__, jax.default_backend())
+               == (recorded["jax"], recorded["backend"]) else "other-streams")
+    out = subprocess.run([sys.executable, "-c", SCRIPT, str(tmp_path), str(legacy), streams],
+                         env=env,
                          capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "resume across device counts ok" in out.stdout
