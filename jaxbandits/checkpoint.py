@@ -5,19 +5,23 @@ A checkpoint directory holds:
 - ``checkpoint.json``: the manifest, the only commit point. It names the experiment (a
   ``fingerprint`` and a human ``describe``), the commit's ``sequence`` number, the state file with
   its size and sha256, the arrays it holds (names, shapes, dtypes), the caller's ``meta`` (for
-  the runner: rounds done, wall time...) and the records file, if any.
+  the runner: blocks and rounds done, wall time...), the records file, if any, with the sha256 of
+  every range of rows a commit covers (``records_sha256``), and the sha256 of all these fields
+  (``manifest_sha256``): every byte a resume reads is hashed.
 - ``state-<n>.npz``: the arrays of commit ``n`` (no pickle).
 - ``records.npy``: optional rows written in place between commits (the runner's curves of
   completed blocks of runs); rows a manifest claims are durable, rows past them are scratch.
-- ``lock``: held with ``flock`` by the one :class:`Checkpoint` writing here. The OS drops it when
-  the process dies, so a ``kill -9`` never leaves a stale lock; the file itself is never removed.
+- ``lock``: the process id of the one :class:`Checkpoint` writing here, which holds an ``flock``
+  on the directory itself (so deleting ``lock`` under a running writer does not let a second
+  one in). The OS drops it when the process dies, so a ``kill -9`` never leaves a stale lock.
 
 A commit writes ``state-<n>.npz`` (temporary name, fsync, rename), fsyncs ``records.npy``, then
 replaces the manifest atomically, then removes older state files. A manifest only ever names a
 state file that is complete and durable, so a kill between any two file operations leaves either
 the previous commit or the new one, never a mix (metadata from one commit and arrays from
 another). :meth:`Checkpoint.load` verifies everything the manifest claims (format, fingerprint,
-sizes, sha256, array names and shapes) and raises :class:`CheckpointError` for anything it cannot
+sizes, the sha256 of the state, of the records' committed rows and of the manifest's own fields,
+array names and shapes) and raises :class:`CheckpointError` for anything it cannot
 trust; a checkpoint of another experiment is never silently replaced (``overwrite=True``).
 
 Why not orbax-checkpoint: orbax commits a step atomically too (a renamed temporary directory, or
@@ -36,6 +40,7 @@ matters.
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import os
 import re
@@ -52,7 +57,8 @@ from jaxbandits._io import NpyRows
 __all__ = ["Checkpoint", "CheckpointError"]
 
 FORMAT = "jaxbandits-checkpoint"
-VERSION = 1
+VERSION = 2
+READS = (1, 2)  # version 1 (jaxbandits <= 0.2) has no records or manifest hashes
 MANIFEST = "checkpoint.json"
 RECORDS = "records.npy"
 LOCK = "lock"
@@ -104,10 +110,12 @@ class Checkpoint:
         json.dumps(self.describe, default=str)  # fails now if it cannot be stored
         self.overwrite = bool(overwrite)
         self._lock_fd: int | None = None
-        self._lock_fd = _acquire(self.directory / LOCK)
+        self._lock_fd = _acquire(self.directory)
         self._sequence: int | None = None  # of the last commit; None before load
         self._claimed: dict | None = None  # the records entry of the last commit
-        self._records: NpyRows | None = None
+        self._claimed_ranges: list[list] = []  # its verified [start, stop, sha256 object]
+        self._records: _HashedRows | None = None
+        self.version: int | None = None  # the loaded manifest's format version
 
     # ------------------------------------------------------------------------------ public
 
@@ -137,13 +145,14 @@ class Checkpoint:
             manifest = self._read_manifest()
             self._check_fingerprint(manifest)
             arrays = self._read_state(manifest)
-            self._check_records(manifest)
+            ranges = self._check_records(manifest)
         except CheckpointError:
             if not self.overwrite:
                 raise
             self._clear()
             return None
         self._sequence, self._claimed = manifest["sequence"], manifest["records"]
+        self._claimed_ranges, self.version = ranges, manifest["version"]
         for path in self.directory.iterdir():  # a state a kill left unnamed or undeleted
             if _STATE.fullmatch(path.name) and path.name != manifest["state_file"]:
                 _io.remove(path)
@@ -163,22 +172,26 @@ class Checkpoint:
         sequence = self._sequence + 1
         state = self.directory / f"state-{sequence}.npz"
         _io.atomic_write(state, lambda f: _io.write_npz(f, arrays))
-        records = None
+        records, ranges = None, None
         if self._records is not None and not self._records.closed:
             self._records.flush()
             records = {"file": RECORDS, "shape": list(self._records.shape),
                        "dtype": self._records.dtype.str}
+            ranges = self._records.digests()
         manifest = {
             "format": FORMAT, "version": VERSION, "fingerprint": self.fingerprint,
             "describe": self.describe, "sequence": sequence, "state_file": state.name,
             "state_sha256": _io.sha256_file(state), "state_bytes": state.stat().st_size,
             "arrays": {k: {"shape": list(a.shape), "dtype": a.dtype.str}
                        for k, a in arrays.items()},
-            "meta": meta_copy, "records": records,
+            "meta": meta_copy, "records": records, "records_sha256": ranges,
         }
-        data = json.dumps(manifest, indent=1, default=str).encode()
+        manifest = json.loads(json.dumps(manifest, default=str))
+        manifest["manifest_sha256"] = _manifest_digest(manifest)
+        data = json.dumps(manifest, indent=1).encode()
         _io.atomic_write_bytes(self.directory / MANIFEST, data)
         self._sequence, self._claimed = sequence, records
+        self._claimed_ranges = [] if ranges is None else self._records.ranges_copy()
         for path in self.directory.iterdir():
             if _STATE.fullmatch(path.name) and path.name != state.name:
                 _io.remove(path)
@@ -188,7 +201,10 @@ class Checkpoint:
 
         Reopened when the last commit names it (its shape and dtype must match), else created
         (zeros). Every :meth:`commit` fsyncs it before writing the manifest, so the rows a
-        manifest covers are durable; write only rows that no commit covers yet.
+        manifest covers are durable, and records the sha256 of every range of rows written
+        (consecutive writes extend one range, so a runner writing blocks in order keeps one
+        hash), which :meth:`load` verifies. ``cover(start, stop)`` adds rows already in the file
+        (a version-1 checkpoint's, which had no hashes) to what the next commit hashes.
 
         Raises:
           CheckpointError: the committed records file has another shape or dtype.
@@ -204,16 +220,18 @@ class Checkpoint:
             return self._records
         path = self.directory / RECORDS
         if self._claimed is None:
-            self._records = NpyRows.create(path, shape, dtype)
+            self._records = _HashedRows.create(path, shape, dtype)
+            self._records.ranges = []
             return self._records
         claimed = (tuple(self._claimed["shape"]), np.dtype(self._claimed["dtype"]))
         if claimed != (shape, dtype):
             raise CheckpointError(f"the checkpoint in {self._where} records {claimed[1]} "
                                   f"{claimed[0]}, not {dtype} {shape}")
         try:
-            self._records = NpyRows.open(path, shape, dtype)
+            self._records = _HashedRows.open(path, shape, dtype)
         except ValueError as e:
             raise CheckpointError(f"checkpoint {self._where}: {e}") from e
+        self._records.ranges = [[a, b, h.copy()] for a, b, h in self._claimed_ranges]
         return self._records
 
     def close(self) -> None:
@@ -264,9 +282,9 @@ class Checkpoint:
             found = manifest.get("format") if isinstance(manifest, dict) else None
             raise self._corrupt(f"{MANIFEST} is not a jaxbandits checkpoint manifest "
                                 f"(format {found!r})")
-        if manifest.get("version") != VERSION:
+        if manifest.get("version") not in READS:
             raise self._corrupt(f"{MANIFEST} has version {manifest.get('version')!r}; this "
-                                f"jaxbandits reads version {VERSION}")
+                                f"jaxbandits reads versions {', '.join(map(str, READS))}")
         problems = [f"{key!r} should be {kind}" for key, kind, ok in (
             ("fingerprint", "a string", isinstance(manifest.get("fingerprint"), str)),
             ("describe", "an object", isinstance(manifest.get("describe"), dict)),
@@ -277,10 +295,19 @@ class Checkpoint:
             ("meta", "an object", isinstance(manifest.get("meta"), dict)),
             ("records", "null or an object", _is_records(manifest.get("records"))),
         ) if not ok]
+        if manifest["version"] >= 2:
+            problems += [f"{key!r} should be {kind}" for key, kind, ok in (
+                ("records_sha256", "null or a list of [start, stop, sha256]",
+                 _is_ranges(manifest.get("records_sha256"), manifest.get("records"))),
+                ("manifest_sha256", "a sha256", isinstance(manifest.get("manifest_sha256"), str)),
+            ) if not ok]
         if not problems and manifest.get("state_file") != f"state-{manifest['sequence']}.npz":
             problems.append(f"'state_file' should be 'state-{manifest['sequence']}.npz'")
         if problems:
             raise self._corrupt(f"{MANIFEST} is malformed: {'; '.join(problems)}")
+        if manifest["version"] >= 2 and manifest["manifest_sha256"] != _manifest_digest(manifest):
+            raise self._corrupt(f"{MANIFEST} does not match its own manifest_sha256 (a field "
+                                "such as its meta was edited)")
         return manifest
 
     def _check_fingerprint(self, manifest: dict) -> None:
@@ -323,17 +350,30 @@ class Checkpoint:
                                     f"{list(array.shape)}; the manifest says {entry}")
         return arrays
 
-    def _check_records(self, manifest: dict) -> None:
+    def _check_records(self, manifest: dict) -> list[list]:
+        """Checks the records file's header and the sha256 of each committed range of rows;
+        returns the ranges as ``[start, stop, sha256 object]``."""
         records = manifest["records"]
         if records is None:
-            return
+            return []
+        path = self.directory / RECORDS
         try:
-            shape, dtype, _ = _io.npy_header(self.directory / RECORDS)
+            shape, dtype, offset = _io.npy_header(path)
         except ValueError as e:
             raise self._corrupt(f"its records file: {e}") from e
         if list(shape) != records["shape"] or dtype.str != records["dtype"]:
             raise self._corrupt(f"{RECORDS} is {dtype.str} {list(shape)}; the manifest says "
                                 f"{records['dtype']} {records['shape']}")
+        row_bytes = int(np.prod(shape[1:], dtype=np.int64)) * dtype.itemsize
+        ranges = []
+        for start, stop, expected in manifest.get("records_sha256") or []:
+            digest = _hash_rows(path, offset, row_bytes, start, stop)
+            if digest.hexdigest() != expected:
+                raise self._corrupt(f"rows {start}..{stop - 1} of {RECORDS} do not match their "
+                                    "sha256 in the manifest (altered, reordered or another "
+                                    "experiment's)")
+            ranges.append([start, stop, digest])
+        return ranges
 
     def _sweep_temps(self) -> None:
         """Removes the temporary files of killed writes (this object holds the lock, so no
@@ -381,6 +421,80 @@ def _is_int(value: Any, low: int) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= low
 
 
+def _is_ranges(value: Any, records: Any) -> bool:
+    if value is None:
+        return records is None
+    if not isinstance(value, list) or not isinstance(records, dict):
+        return False
+    rows = records["shape"][0] if records.get("shape") else 0
+    return all(isinstance(r, list) and len(r) == 3 and _is_int(r[0], 0) and _is_int(r[1], 0)
+               and r[0] < r[1] <= rows and isinstance(r[2], str) for r in value)
+
+
+def _manifest_digest(manifest: dict) -> str:
+    """The sha256 of every field of ``manifest`` but ``manifest_sha256`` (canonical JSON)."""
+    fields = {k: v for k, v in manifest.items() if k != "manifest_sha256"}
+    return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
+
+
+def _hash_rows(path: Path, offset: int, row_bytes: int, start: int, stop: int):
+    """The sha256 object of rows ``start .. stop - 1`` of the ``.npy`` file at ``path``."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        f.seek(offset + start * row_bytes)
+        left = (stop - start) * row_bytes
+        while left > 0:
+            block = f.read(min(left, 1 << 24))
+            if not block:
+                break
+            digest.update(block)
+            left -= len(block)
+    return digest
+
+
+class _HashedRows(NpyRows):
+    """A records file that keeps the sha256 of each range of rows written: ``ranges`` holds
+    ``[start, stop, sha256 object]`` (None: overwritten in the middle, hashed from the file at
+    the next commit)."""
+
+    ranges: list[list]
+
+    def write(self, start: int, rows) -> None:
+        super().write(start, rows)
+        data = np.ascontiguousarray(rows, dtype=self.dtype)
+        self._add(int(start), int(start) + data.shape[0], data)
+
+    def cover(self, start: int, stop: int) -> None:
+        """Adds rows ``start .. stop - 1``, already in the file, to what commits hash."""
+        if start < stop:
+            self._add(int(start), int(stop), None)
+
+    def _add(self, start: int, stop: int, data) -> None:
+        hit = [r for r in self.ranges if r[0] < stop and start < r[1]]
+        if not hit and data is not None:
+            for r in self.ranges:
+                if r[1] == start and r[2] is not None:  # extends a range: one running hash
+                    r[1] = stop
+                    r[2].update(data)
+                    return
+            self.ranges = sorted(self.ranges + [[start, stop, hashlib.sha256(data)]],
+                                 key=lambda r: r[0])
+            return
+        start, stop = min([start] + [r[0] for r in hit]), max([stop] + [r[1] for r in hit])
+        rest = [r for r in self.ranges if all(r is not h for h in hit)]
+        self.ranges = sorted(rest + [[start, stop, None]], key=lambda r: r[0])
+
+    def digests(self) -> list[list]:
+        """``[start, stop, hex sha256]`` of every range (after a flush)."""
+        for r in self.ranges:
+            if r[2] is None:
+                r[2] = _hash_rows(self.path, self.offset, self._row_bytes, r[0], r[1])
+        return [[a, b, h.hexdigest()] for a, b, h in self.ranges]
+
+    def ranges_copy(self) -> list[list]:
+        return [[a, b, h.copy()] for a, b, h in self.ranges]
+
+
 def _is_records(value: Any) -> bool:
     if value is None:
         return True
@@ -418,27 +532,34 @@ except ImportError:  # not POSIX: checkpoints are refused with a clear error, im
     fcntl = None
 
 
-def _acquire(path: Path) -> int:
-    """Opens ``path`` and takes an exclusive, non-blocking ``flock`` on it; returns the
-    descriptor (the lock lives as long as it, and dies with the process)."""
+def _acquire(directory: Path) -> int:
+    """Takes an exclusive, non-blocking ``flock`` on ``directory`` itself (not on a file in it,
+    which someone could delete under a running writer) and writes this process's id to its
+    ``lock`` file; returns the directory's descriptor (the lock lives as long as it, and dies
+    with the process)."""
     if fcntl is None:
         raise CheckpointError("checkpoints need POSIX file locking (fcntl), which this platform "
                               "lacks")
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError as e:
-        holder = _holder(fd)
         os.close(fd)
         if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
             raise CheckpointError(
-                f"another run{holder} is writing to this checkpoint directory "
-                f"{str(path.parent)!r}; wait for it to finish, stop it, or use another "
+                f"another run{_holder(directory / LOCK)} is writing to this checkpoint "
+                f"directory {str(directory)!r}; wait for it to finish, stop it, or use another "
                 f"directory") from None
-        raise CheckpointError(f"cannot lock checkpoint directory {str(path.parent)!r}: "
+        raise CheckpointError(f"cannot lock checkpoint directory {str(directory)!r}: "
                               f"{e.strerror or e}") from e
-    os.ftruncate(fd, 0)  # the holder's pid, for the message another process shows
-    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    try:  # the holder's pid, for the message another process shows
+        pid = os.open(directory / LOCK, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            os.write(pid, f"{os.getpid()}\n".encode())
+        finally:
+            os.close(pid)
+    except OSError:
+        pass
     return fd
 
 
@@ -449,9 +570,9 @@ def _release(fd: int) -> None:
         os.close(fd)
 
 
-def _holder(fd: int) -> str:
+def _holder(path: Path) -> str:
     try:
-        pid = os.pread(fd, 32, 0).decode().strip()
+        pid = path.read_bytes()[:32].decode().strip()
     except (OSError, UnicodeDecodeError):
         return ""
     return f" (process {pid})" if pid.isdigit() else ""

@@ -22,8 +22,10 @@ import itertools
 import json
 import math
 import os
+import re
 import sys
 import time
+import types
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -39,6 +41,7 @@ from jaxbandits.core import Agent, Env, check_inputs, float_dtype, wrapped_agent
 from jaxbandits.results import Result, check_metric_names, config_of, environment_info
 
 __all__ = [
+    "clear_compiled",
     "compare",
     "default_block_runs",
     "default_chunk_size",
@@ -82,8 +85,11 @@ class Carry(struct.PyTreeNode):
       records: ``(S + 1, 3 + M)`` the cumulative values at the recorded steps (the last row is
         a scratch slot written by unrecorded steps).
       bad_step: ``(2,)`` int32, the first round with a non-finite reward, regret or extra
-        metric, and the first round whose action was out of range (an index outside ``[0, K)``,
-        a non-finite vector), each -1 if none.
+        metric (or a cumulative sum of them that overflowed), and the first round whose action
+        was out of range (an index outside ``[0, K)``, a non-finite vector), each -1 if none.
+      bad_state: ``(2,)`` int32, the first round after whose update the agent's state held a
+        non-finite value, and the index of its first such leaf among the state's floating
+        leaves (see :func:`_state_leaf_paths`); -1 if none.
     """
 
     env_state: PyTree
@@ -92,6 +98,7 @@ class Carry(struct.PyTreeNode):
     cumulative: jax.Array
     records: jax.Array
     bad_step: jax.Array
+    bad_state: jax.Array
 
 
 def run_keys(key: jax.Array, run_id: jax.Array) -> tuple[jax.Array, jax.Array, RunKeys]:
@@ -114,6 +121,7 @@ def init_run(env: Env, agent: Agent, key: jax.Array, run_id: jax.Array, num_slot
         cumulative=jnp.zeros((columns,), dtype),
         records=jnp.zeros((num_slots + 1, columns), dtype),
         bad_step=jnp.full((2,), -1, jnp.int32),
+        bad_state=jnp.full((2,), -1, jnp.int32),
     )
 
 
@@ -138,11 +146,18 @@ def step_run(env: Env, agent: Agent, carry: Carry, t: jax.Array, steps: jax.Arra
     regret = jnp.asarray(feedback.regret, dtype)
     extra = [jnp.asarray(feedback.metrics[name], dtype) for name in env.spec().metrics]
     cumulative = carry.cumulative + jnp.stack([regret, reward * accepted, accepted, *extra])
-    finite = jnp.isfinite(reward) & jnp.isfinite(regret)
+    finite = jnp.isfinite(reward) & jnp.isfinite(regret) & jnp.all(jnp.isfinite(cumulative))
     for value in extra:
         finite = finite & jnp.isfinite(value)
     bad = jnp.stack([~finite, ~_action_in_range(env.spec(), action)])
     bad_step = jnp.where((carry.bad_step < 0) & bad, t, carry.bad_step)
+    bad_state = carry.bad_state
+    floats = [x for x in jax.tree.leaves(agent_state) if jnp.issubdtype(x.dtype, jnp.inexact)]
+    if floats:  # one reduction per leaf: which leaf first went NaN or inf, if any
+        leaf_ok = jnp.stack([jnp.all(jnp.isfinite(x)) for x in floats])
+        diverged = (bad_state[0] < 0) & ~jnp.all(leaf_ok)
+        bad_state = jnp.where(diverged, jnp.stack([t, jnp.argmin(leaf_ok).astype(jnp.int32)]),
+                              bad_state)
     num_slots = steps.shape[0]
     slot = jnp.minimum(jnp.searchsorted(steps, t + 1), num_slots - 1)
     slot = jnp.where(steps[slot] == t + 1, slot, num_slots)
@@ -153,6 +168,7 @@ def step_run(env: Env, agent: Agent, carry: Carry, t: jax.Array, steps: jax.Arra
         cumulative=cumulative,
         records=carry.records.at[slot].set(cumulative),
         bad_step=bad_step,
+        bad_state=bad_state,
     )
 
 
@@ -239,6 +255,14 @@ def _first(tree: PyTree) -> PyTree:
 _COMPILED: dict[Any, Any] = {}
 
 
+def clear_compiled() -> None:
+    """Drops the runner's compiled programs (its own cache of ahead-of-time compiled chunks and
+    the jitted functions per mesh), so that their memory can be freed; the next run compiles
+    again. :func:`jax.clear_caches` does not reach them."""
+    _COMPILED.clear()
+    _programs.cache_clear()
+
+
 def _compiled(fn, name: str, *args, announce=None) -> tuple[Any, float]:
     """An ahead-of-time compiled ``fn`` for these argument shapes (cached), and its compile time;
     ``announce()`` is called before compiling (not on a cache hit)."""
@@ -289,18 +313,27 @@ class _Plan:
     def wave(self, w: int) -> list[tuple[int, int, int]]:
         """``(grid point, first run, real runs)`` of each device's block in wave ``w``."""
         first = w * self.num_devices
+        return self.group(first, min(self.num_devices, self.num_blocks - first))
+
+    def group(self, first: int, count: int) -> list[tuple[int, int, int]]:
+        """``(grid point, first run, real runs)`` of blocks ``first .. first + count - 1``, one
+        per device, padded with copies of the last one (0 real runs)."""
         out = []
         for i in range(first, first + self.num_devices):
-            g, b = divmod(min(i, self.num_blocks - 1), self.blocks_per_point)
+            g, b = divmod(min(i, first + count - 1), self.blocks_per_point)
             start = b * self.block_runs
-            real = min(self.block_runs, self.num_runs - start) if i < self.num_blocks else 0
+            real = min(self.block_runs, self.num_runs - start) if i < first + count else 0
             out.append((g, start, real))
         return out
 
     def runs_before(self, w: int) -> int:
         """Real runs (over all grid points) in the waves before ``w``."""
-        blocks = min(w * self.num_devices, self.num_blocks)
-        g, b = divmod(blocks, self.blocks_per_point)
+        return self.rows_before(min(w * self.num_devices, self.num_blocks))
+
+    def rows_before(self, block: int) -> int:
+        """Real runs (over all grid points) in the blocks before ``block``: the records rows
+        of blocks played in order."""
+        g, b = divmod(block, self.blocks_per_point)
         return g * self.num_runs + min(b * self.block_runs, self.num_runs)
 
 
@@ -501,6 +534,7 @@ def sweep(
                            {"explore_scale": [0.1, 0.3, 1.0]}, horizon=2_000, num_runs=50)
     """
     names, values = _check_grid(grid)
+    _check_grid_values(env, agent, names, values)
     points = list(itertools.product(*values))
     envs, agents, labels = [], [], []
     for point in points:
@@ -577,6 +611,8 @@ def _run(envs, agents, labels, key, horizon, num_runs, *, chunk_size, record, nu
          checkpoint_dir, overwrite, save_to, progress, devices, block_runs, max_memory,
          run_info=None, save_folder=False) -> list[Result]:
     """Plays ``len(envs)`` configurations (a sweep's grid points, or one) wave by wave."""
+    horizon, num_runs, num_records, chunk_size, block_runs, max_memory = map(
+        _as_size, (horizon, num_runs, num_records, chunk_size, block_runs, max_memory))
     _check_sizes(horizon=horizon, num_runs=num_runs, num_records=num_records)
     progress = _progress_mode(progress)
     run_info = _check_run_info(run_info)
@@ -666,7 +702,7 @@ def _play(envs, agents, labels, key, horizon, steps, plan, devices, chunk_size, 
     replicated = NamedSharding(mesh, PartitionSpec())
     env_grid, agent_grid = _stack(envs), _stack(agents)
     init_fn, chunk_fn = _programs(len(steps), chunk_size, mesh)
-    B, N, S = plan.block_runs, plan.num_runs, len(steps)
+    B, N, S, D = plan.block_runs, plan.num_runs, len(steps), plan.num_devices
 
     params_cache: dict[tuple[int, ...], tuple[PyTree, PyTree]] = {}
 
@@ -686,12 +722,12 @@ def _play(envs, agents, labels, key, horizon, steps, plan, devices, chunk_size, 
     steps_arr = _put(np.asarray(steps), replicated)
     horizon_arr = _put(np.asarray(horizon, np.int32), replicated)
     zero = _put(np.zeros((), np.int32), replicated)
-    first = plan.wave(0)
-    env_w, agent_w = params(first)
+    wave0 = plan.wave(0)
+    env_w, agent_w = params(wave0)
     label = labels[0] if len(labels) == 1 else f"sweep of {len(labels)}"
     bar = _Progress(progress, label, plan.num_points * N * horizon, plan.num_points * N)
     with bar:  # shows the compile phase, then the seed-steps played
-        init_c, compile_time = _compiled(init_fn, "init", env_w, agent_w, key, run_ids(first),
+        init_c, compile_time = _compiled(init_fn, "init", env_w, agent_w, key, run_ids(wave0),
                                          announce=bar.compiling)
         like = init_c.out_info  # the carry's shapes, dtypes and shardings
         chunk_c, chunk_compile = _compiled(chunk_fn, "chunk", env_w, agent_w, like, zero,
@@ -699,80 +735,97 @@ def _play(envs, agents, labels, key, horizon, steps, plan, devices, chunk_size, 
         compile_time += chunk_compile
         bar.compiled(compile_time)
 
-        wave_index, done, wall, carry = 0, 0, 0.0, None
+        if restored is not None and jax.process_index() == 0:
+            restored = _position(restored, plan, like, horizon, ckpt)
         if jax.process_count() > 1:  # process 0 read the checkpoint; every process resumes
-            restored = _share_restored(restored, like)
+            restored = _share_restored(restored, like, B)
+        first_block, partial, done, wall, rest = 0, 0, 0, 0.0, {}
         if restored is not None:
-            meta, arrays = restored
-            try:
-                wave_index, done = int(meta["wave"]), int(meta["done"])
-                wall = float(meta["wall"])
-            except (KeyError, TypeError, ValueError) as err:
-                from jaxbandits.checkpoint import CheckpointError
-
-                raise CheckpointError(f"the checkpoint's position is unreadable: "
-                                      f"{meta!r}") from err
-            if not (0 <= wave_index <= plan.num_waves and 0 <= done < horizon):
-                from jaxbandits.checkpoint import CheckpointError
-
-                raise CheckpointError(f"the checkpoint's position (wave {wave_index}, round "
-                                      f"{done}) lies outside this experiment")
-            if done:
-                carry = _restore_carry(like, arrays, blocks, jax.random.key_impl(key))
+            first_block, partial, done, wall, rest = restored
         sink = _Sink(plan, steps, dtype, paths, ckpt, any(e.spec().replay for e in envs),
                      envs[0].spec().metrics)
+        if ckpt is not None and ckpt.version == 1:  # rows without hashes: hashed from now on
+            sink.rows.cover(0, plan.rows_before(first_block))
+        # The groups of blocks still to play, in block order, ``(first block, count, round,
+        # restored host carry or None)``: the blocks a checkpoint left mid-way (split over
+        # this run's devices, whatever the device count that wrote it), then whole waves.
+        todo = [(first_block + j, min(D, partial - j), done,
+                 {k: v[j * B: (j + D) * B] for k, v in rest.items()})
+                for j in range(0, partial, D)]
+        block = first_block + partial
+        while block < plan.num_blocks:
+            todo.append((block, min(D, plan.num_blocks - block), 0, None))
+            block += todo[-1][1]
 
-        t0, played = time.perf_counter(), wave_index < plan.num_waves
+        t0, played = time.perf_counter(), bool(todo)
         checkpointed = _any_process(ckpt is not None)
+        spec = envs[0].spec()
+        leaf_paths = _state_leaf_paths(agents[0], spec)
 
         def elapsed() -> float:
             return wall + time.perf_counter() - t0 if played else wall
 
-        def finish(index, wave, carry) -> None:
-            """Checks a wave's last chunk and writes its records (and commits them)."""
-            _raise_if_bad(_host(carry.bad_step), wave, B, labels, envs[0].spec())
+        def check(carry, group) -> None:
+            _raise_if_bad(_host(carry.bad_step), _host(carry.bad_state), group, B, labels,
+                          spec, leaf_paths)
+
+        def finish(first, count, group, carry) -> None:
+            """Checks a group's last chunk and writes its records (and commits them, with the
+            restored blocks still waiting at their round)."""
+            check(carry, group)
             records = _host(carry.records)
-            for i, (g, start, real) in enumerate(wave):
+            for i, (g, start, real) in enumerate(group):
                 if real:
                     sink.write(g, start, records[i * B: i * B + real, :S])
+            end = first + count
             if ckpt is not None:
                 sink.flush()
-                ckpt.commit({"wave": index + 1, "done": 0, "wall": elapsed()}, {})
-            bar.advance(plan.runs_before(index + 1) * horizon, elapsed())
+                waiting = max(0, first_block + partial - end)
+                kept = {k: v[(end - first_block) * B:] for k, v in rest.items()} if waiting \
+                    else {}
+                ckpt.commit(_meta(plan, end, waiting, done if waiting else 0, elapsed()), kept)
+            waiting_rows = plan.rows_before(max(end, first_block + partial)) - plan.rows_before(end)
+            bar.advance(plan.rows_before(end) * horizon + done * waiting_rows, elapsed())
 
-        # A wave's last chunk is collected after the next wave is dispatched, so the devices
-        # play while the host writes records (a finished wave is always written before the next
-        # one's first checkpoint commit).
+        # A group's last chunk is collected after the next group is dispatched, so the devices
+        # play while the host writes records (a finished group is always written before the
+        # next one's first checkpoint commit).
         pending = None
-        bar.advance(plan.runs_before(wave_index) * horizon + done * _real(plan, wave_index),
-                    wall)
-        while wave_index < plan.num_waves:
-            wave = plan.wave(wave_index)
-            env_w, agent_w = params(wave)
-            if carry is None:
-                carry = init_c(env_w, agent_w, key, run_ids(wave))
+        bar.advance(plan.rows_before(first_block) * horizon
+                    + done * (plan.rows_before(first_block + partial)
+                              - plan.rows_before(first_block)), wall)
+        for index, (first, count, at, host) in enumerate(todo):
+            group = plan.group(first, count)
+            env_w, agent_w = params(group)
+            if host is None:
+                carry = init_c(env_w, agent_w, key, run_ids(group))
+            else:
+                carry = _restore_carry(like, _pad_blocks(host, count, D, B), blocks,
+                                       jax.random.key_impl(key))
+            # mid-group commits hold one round for every unfinished block: not while restored
+            # blocks wait at another round
+            waits = index + 1 < len(todo) and todo[index + 1][3] is not None
+            real = plan.rows_before(first + count) - plan.rows_before(first)
+            played_to = at
             while True:
-                carry = chunk_c(env_w, agent_w, carry, jnp.asarray(done, jnp.int32),
+                carry = chunk_c(env_w, agent_w, carry, jnp.asarray(played_to, jnp.int32),
                                 horizon_arr, steps_arr)
-                done = min(done + chunk_size, horizon)
+                played_to = min(played_to + chunk_size, horizon)
                 if pending is not None:
                     finish(*pending)
                     pending = None
-                if done >= horizon:
+                if played_to >= horizon:
                     break
-                _raise_if_bad(_host(carry.bad_step), wave, B, labels, envs[0].spec())
-                if checkpointed:
-                    arrays = _carry_arrays(carry)  # gathered by every process
+                check(carry, group)
+                if checkpointed and not waits:
+                    arrays = _carry_arrays(carry, count * B)  # gathered by every process
                     if ckpt is not None:
-                        ckpt.commit({"wave": wave_index, "done": done, "wall": elapsed()},
-                                    arrays)
-                bar.advance(plan.runs_before(wave_index) * horizon
-                            + done * _real(plan, wave_index), elapsed())
-            pending = (wave_index, wave, carry)
-            wave_index, done, carry = wave_index + 1, 0, None
+                        ckpt.commit(_meta(plan, first, count, played_to, elapsed()), arrays)
+                bar.advance(plan.rows_before(first) * horizon + played_to * real, elapsed())
+            pending = (first, count, group, carry)
         if pending is not None:
             finish(*pending)
-        if checkpointed and jax.process_count() > 1:  # waves a resumed run did not replay
+        if checkpointed and jax.process_count() > 1:  # blocks a resumed run did not replay
             sink.share_from_process_zero()
         wall = elapsed()
 
@@ -890,8 +943,123 @@ def _result_paths(save_to, labels: list[str], folder: bool) -> list[Path] | None
     return [save_to]
 
 
-def _carry_arrays(carry: Carry) -> dict[str, np.ndarray]:
-    return {f"leaf_{i}": _host(_key_data(x)) for i, x in enumerate(jax.tree.leaves(carry))}
+def _carry_arrays(carry: Carry, rows: int) -> dict[str, np.ndarray]:
+    """The carry's leaves on the host (keys as key data), its first ``rows`` runs (the real
+    blocks)."""
+    return {f"leaf_{i}": _host(_key_data(x))[:rows] for i, x in enumerate(jax.tree.leaves(carry))}
+
+
+def _pad_blocks(arrays: dict[str, np.ndarray], count: int, num_devices: int,
+                block_runs: int) -> dict[str, np.ndarray]:
+    """``count`` blocks of carry rows padded to one block per device with copies of the last."""
+    last = slice((count - 1) * block_runs, count * block_runs)
+    return {k: np.concatenate([v[: count * block_runs]] + [v[last]] * (num_devices - count))
+            for k, v in arrays.items()}
+
+
+def _meta(plan: _Plan, first: int, partial: int, done: int, wall: float) -> dict[str, Any]:
+    """A checkpoint's position, by blocks of runs (independent of the device count): blocks
+    ``[0, blocks_done)`` are finished (their records committed), the next ``partial`` blocks
+    have played ``done`` rounds (their carry is the commit's arrays), the rest have not
+    started."""
+    return {"blocks_done": first, "partial": partial, "done": done,
+            "runs_done": plan.rows_before(first), "wall": wall}
+
+
+def _position(restored, plan: _Plan, like: Carry, horizon: int, ckpt):
+    """``(blocks done, partial blocks, round, wall, their carry arrays)`` of a loaded
+    checkpoint ``(meta, arrays)``, checked against this experiment.
+
+    Raises:
+      CheckpointError: the position or arrays do not fit this experiment, or a version-1
+        checkpoint (progress in waves) cannot be read on this device count.
+    """
+    from jaxbandits.checkpoint import CheckpointError
+
+    meta, arrays = restored
+    if "wave" in meta:
+        return _legacy_position(meta, arrays, plan, like, horizon, ckpt)
+    try:
+        first, partial, done = (int(meta[k]) for k in ("blocks_done", "partial", "done"))
+        wall = float(meta["wall"])
+    except (KeyError, TypeError, ValueError) as err:
+        raise CheckpointError(f"the checkpoint's position is unreadable: {meta!r}") from err
+    if not (0 <= first <= plan.num_blocks and 0 <= partial <= plan.num_blocks - first
+            and 0 <= done < horizon and (partial == 0) == (done == 0)):
+        raise CheckpointError(f"the checkpoint's position ({first} blocks done, {partial} at "
+                              f"round {done}) lies outside this experiment "
+                              f"({plan.num_blocks} blocks of {plan.block_runs} runs, horizon "
+                              f"{horizon})")
+    _check_carry_arrays(arrays, like, partial * plan.block_runs)
+    return first, partial, done, wall, arrays
+
+
+def _legacy_position(meta, arrays, plan: _Plan, like: Carry, horizon: int, ckpt):
+    """The position of a version-1 checkpoint, which counted waves of one block per device
+    without recording the device count: read from its carry's size when it stopped mid-wave;
+    at a wave boundary, assumed to be this run's, and refused if that claims runs whose
+    records are empty (it was then written on fewer devices)."""
+    from jaxbandits import _io
+    from jaxbandits.checkpoint import RECORDS, CheckpointError
+
+    try:
+        wave, done, wall = int(meta["wave"]), int(meta["done"]), float(meta["wall"])
+    except (KeyError, TypeError, ValueError) as err:
+        raise CheckpointError(f"the checkpoint's position is unreadable: {meta!r}") from err
+    B, D = plan.block_runs, plan.num_devices
+    if not (0 <= wave <= plan.num_waves and 0 <= done < horizon):
+        raise CheckpointError(f"the checkpoint's position (wave {wave}, round {done}) lies "
+                              "outside this experiment")
+    if done:
+        rows = np.shape(arrays.get("leaf_0", np.zeros(0)))
+        written = rows[0] // B if rows and rows[0] % B == 0 else 0
+        first = wave * written
+        partial = min(written, plan.num_blocks - first)
+        if partial <= 0:
+            raise CheckpointError(f"the checkpoint's carry ({rows} for leaf_0) does not fit "
+                                  f"wave {wave} of blocks of {B} runs")
+        arrays = {k: v[: partial * B] for k, v in arrays.items()}
+        num_leaves = len(jax.tree.leaves(like))
+        if len(arrays) == num_leaves - 1:  # no bad_state yet: nothing was flagged
+            arrays[f"leaf_{num_leaves - 1}"] = np.full((partial * B, 2), -1, np.int32)
+        _check_carry_arrays(arrays, like, partial * B)
+        return first, partial, done, wall, arrays
+    first = min(wave * D, plan.num_blocks)
+    records = None if ckpt is None else _io.read_npy(ckpt.directory / RECORDS)
+    for block in range(first if records is not None else 0):
+        start, stop = plan.rows_before(block), plan.rows_before(block + 1)
+        if not np.any(records[start:stop]):
+            raise CheckpointError(
+                f"this checkpoint, of an older jaxbandits (version 1), counts progress in "
+                f"waves of one block per device and does not record its device count; read "
+                f"with this run's {D} device(s) its {wave} wave(s) claim runs "
+                f"{start}..{stop - 1} done, but their records are empty: it was written on "
+                f"fewer than {D} devices. Resume it on the device count that wrote it, or "
+                "start afresh (overwrite=True)")
+    return first, 0, 0, wall, {}
+
+
+def _check_carry_arrays(arrays: dict, like: Carry, rows: int) -> None:
+    """Checks that ``arrays`` are the carry leaves of ``rows`` runs (keys as key data)."""
+    from jaxbandits.checkpoint import CheckpointError
+
+    templates = jax.tree.leaves(like)
+    if not rows:
+        if arrays:
+            raise CheckpointError(f"the checkpoint holds {len(arrays)} carry arrays at a "
+                                  "block boundary, where it needs none")
+        return
+    if set(arrays) != {f"leaf_{i}" for i in range(len(templates))}:
+        raise CheckpointError(f"the checkpoint holds arrays {sorted(arrays)}; the run's carry "
+                              f"has {len(templates)} leaves (leaf_0 .. "
+                              f"leaf_{len(templates) - 1})")
+    for i, t in enumerate(templates):
+        shape = (rows, *t.shape[1:]) + ((2,) if _is_key(t) else ())
+        dtype = np.dtype(np.uint32) if _is_key(t) else np.dtype(t.dtype)
+        a = arrays[f"leaf_{i}"]
+        if a.shape != shape or a.dtype != dtype:
+            raise CheckpointError(f"checkpoint array leaf_{i} is {a.dtype} {a.shape}; this "
+                                  f"run's carry of {rows} runs needs {dtype} {shape}")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -934,52 +1102,34 @@ def _any_process(flag: bool) -> bool:
     return bool(multihost_utils.broadcast_one_to_all(np.asarray(flag)))
 
 
-def _share_restored(restored, like: Carry):
-    """Process 0's loaded checkpoint ``(meta, arrays)`` (or None), in every process."""
+def _share_restored(restored, like: Carry, block_runs: int):
+    """Process 0's checked position ``(blocks done, partial, round, wall, arrays)`` (or None),
+    in every process."""
     from jax.experimental import multihost_utils
 
-    templates = jax.tree.leaves(like)
-    zeros = {f"leaf_{i}": np.zeros(t.shape + ((2,) if _is_key(t) else ()),
-                                   np.uint32 if _is_key(t) else t.dtype)
-             for i, t in enumerate(templates)}
     have = restored is not None
-    meta = restored[0] if have else {}
-    try:
-        position = [int(meta.get("wave", 0)), int(meta.get("done", 0))]
-        wall = float(meta.get("wall", 0.0))
-    except (TypeError, ValueError):  # unreadable: process 0 raises it below, as one process would
-        position, wall = [-1, -1], 0.0
-    arrays = restored[1] if have and restored[1] else zeros
-    if set(arrays) != set(zeros) or any(np.shape(arrays[k]) != zeros[k].shape for k in zeros):
-        arrays = zeros  # a malformed checkpoint: process 0 refuses it when it restores
-    shared = multihost_utils.broadcast_one_to_all(
-        (np.asarray(have), np.asarray(position, np.int64), np.asarray(wall), arrays))
-    if jax.process_index() == 0 or not bool(shared[0]):
-        return restored
-    wave, done = (int(v) for v in shared[1])
-    return {"wave": wave, "done": done, "wall": float(shared[2])}, (
-        {k: np.asarray(v) for k, v in shared[3].items()} if done else {})
+    first, partial, done, wall, arrays = restored if have else (0, 0, 0, 0.0, {})
+    head = multihost_utils.broadcast_one_to_all(
+        (np.asarray(have), np.asarray([first, partial, done], np.int64), np.asarray(wall)))
+    if not bool(head[0]):
+        return None
+    first, partial, done = (int(v) for v in head[1])
+    if partial:
+        rows = partial * block_runs
+        zeros = {f"leaf_{i}": np.zeros((rows, *t.shape[1:]) + ((2,) if _is_key(t) else ()),
+                                       np.uint32 if _is_key(t) else t.dtype)
+                 for i, t in enumerate(jax.tree.leaves(like))}
+        shared = multihost_utils.broadcast_one_to_all(
+            arrays if jax.process_index() == 0 else zeros)
+        arrays = {k: np.asarray(v) for k, v in shared.items()}
+    return first, partial, done, float(head[2]), arrays if partial else {}
 
 
 def _restore_carry(like: Carry, arrays: dict[str, np.ndarray], sharding, impl) -> Carry:
-    from jaxbandits.checkpoint import CheckpointError
-
-    templates = jax.tree.leaves(like)
-    if len(arrays) != len(templates):
-        raise CheckpointError(f"the checkpoint holds {len(arrays)} arrays, the run needs "
-                              f"{len(templates)}")
-    leaves = []
-    for i, template in enumerate(templates):
-        a = arrays.get(f"leaf_{i}")
-        if _is_key(template):
-            ok = a is not None and a.dtype == np.uint32 and a.shape[:-1] == template.shape
-            a = jax.random.wrap_key_data(a, impl=impl) if ok else a
-            ok = ok and a.shape == template.shape and a.dtype == template.dtype
-        else:
-            ok = a is not None and a.shape == template.shape and a.dtype == template.dtype
-        if not ok:
-            raise CheckpointError(f"checkpoint array leaf_{i} has the wrong shape or dtype")
-        leaves.append(a)
+    """The carry held by ``arrays`` (checked by :func:`_check_carry_arrays`, one block per
+    device), on the devices."""
+    leaves = [jax.random.wrap_key_data(arrays[f"leaf_{i}"], impl=impl) if _is_key(t)
+              else arrays[f"leaf_{i}"] for i, t in enumerate(jax.tree.leaves(like))]
     return _put(jax.tree.unflatten(jax.tree.structure(like), leaves), sharding)
 
 
@@ -1109,6 +1259,38 @@ def _check_grid(grid) -> tuple[list[str], list[list[Any]]]:
     return names, values
 
 
+def _check_grid_values(env: Env, agent: Agent, names: list[str], values: list[list]) -> None:
+    """Each grid field's values fit the field (an array is refused for a scalar field) and are
+    distinct as the engine holds them (``[1, 1.0]`` is one float32 value, played twice)."""
+    for name, vals in zip(names, values, strict=True):
+        owner, field = (env, name[4:]) if name.startswith("env.") else (agent, name)
+        current = getattr(owner, field, None)
+        scalar = isinstance(current, (int, float, np.number)) or (
+            isinstance(current, (np.ndarray, jax.Array)) and np.ndim(current) == 0)
+        for i, v in enumerate(vals):
+            if scalar and isinstance(v, (np.ndarray, jax.Array, list)) and np.ndim(v) > 0:
+                raise ValueError(f"sweep: grid field {name!r} is a scalar field, but value #{i} "
+                                 f"is an array of shape {np.shape(v)}; give a flat list of "
+                                 f"scalars, e.g. {{{name!r}: [0.1, 0.3]}}")
+        held = None
+        try:
+            held = np.asarray(jnp.stack([_as_arrays(v) for v in vals]))
+            keys = [held[i].tobytes() for i in range(len(vals))] if held.ndim == 1 else None
+        except (TypeError, ValueError):
+            keys = None
+        if keys is None:
+            keys = [repr(v) for v in vals]
+        seen: dict[Any, int] = {}
+        for i, k in enumerate(keys):
+            if k in seen:
+                j = seen[k]
+                raise ValueError(f"sweep: grid field {name!r} repeats a value: {vals[j]!r} and "
+                                 f"{vals[i]!r} are the same "
+                                 f"{'value' if held is None else held.dtype} once converted, "
+                                 "so that point would be played twice")
+            seen[k] = i
+
+
 def _under(folder, label: str) -> Path | None:
     return None if folder is None else Path(folder) / _safe(label)
 
@@ -1125,6 +1307,12 @@ def _check_sizes(**sizes: int) -> None:
     for field, value in sizes.items():
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
             raise ValueError(f"{field} must be a positive integer, got {value!r}")
+
+
+def _as_size(value):
+    """A NumPy integer as a Python int (``horizon=np.int64(10)``); anything else unchanged,
+    for :func:`_check_sizes` to judge."""
+    return int(value) if isinstance(value, np.integer) else value
 
 
 def _progress_mode(progress) -> str | None:
@@ -1335,31 +1523,51 @@ def _check_feedback_metrics(feedback, names: tuple[str, ...], env_name: str) -> 
                              f"real scalar (shape ()), got {dtype} of shape {shape}")
 
 
-def _raise_if_bad(bad: np.ndarray, wave, block_runs: int, labels: list[str], spec) -> None:
-    """Raises for the earliest non-finite reward (regret, extra metric) or out-of-range action
-    among real runs."""
-    for column in (0, 1):
-        hits = []
-        for i, (g, start, real) in enumerate(wave):
-            flags = bad[i * block_runs: i * block_runs + real, column]
-            hits += [(int(flags[j]), start + int(j), g) for j in np.flatnonzero(flags >= 0)]
-        if not hits:
-            continue
-        step, run, g = min(hits)
-        where = f" ({labels[g]})" if len(labels) > 1 else ""
-        if column == 0:
-            what = ("reward or regret" if not spec.metrics else
-                    f"reward, regret or metric ({', '.join(spec.metrics)})")
-            raise FloatingPointError(
-                f"non-finite {what} in run {run}{where} at step {step} (0-based "
-                f"round index); {len(hits)} run(s) affected. Check the environment's "
-                "feedback.")
-        allowed = ("a finite vector" if spec.action_kind == "vector" else
-                   f"indices in [0, {spec.num_arms})")
-        raise ValueError(
-            f"agent {labels[g]!r} returned an out-of-range action in run {run} at step {step} "
-            f"(0-based round index): {spec.action_kind!r} actions must be {allowed}; "
-            f"{len(hits)} run(s) affected.")
+def _raise_if_bad(bad: np.ndarray, bad_state: np.ndarray, wave, block_runs: int,
+                  labels: list[str], spec, leaf_paths: list[str]) -> None:
+    """Raises for the earliest problem among real runs: a non-finite reward (regret, extra
+    metric, or an overflowed cumulative sum), a diverged agent state (a NaN or inf in a state
+    leaf after an update) or an out-of-range action; at the same round in that order."""
+    hits = []  # (step, kind, run, grid point, leaf)
+    for i, (g, start, real) in enumerate(wave):
+        rows = slice(i * block_runs, i * block_runs + real)
+        for kind, steps in ((0, bad[rows, 0]), (1, bad_state[rows, 0]), (2, bad[rows, 1])):
+            hits += [(int(steps[j]), kind, start + int(j), g, int(bad_state[rows, 1][j]))
+                     for j in np.flatnonzero(steps >= 0)]
+    if not hits:
+        return
+    step, kind, run, g, leaf = min(hits)
+    affected = len({(h[2], h[3]) for h in hits if h[1] == kind})
+    where = f" ({labels[g]})" if len(labels) > 1 else ""
+    if kind == 0:
+        what = ("reward or regret" if not spec.metrics else
+                f"reward, regret or metric ({', '.join(spec.metrics)})")
+        raise FloatingPointError(
+            f"non-finite {what} in run {run}{where} at step {step} (0-based round index; a "
+            f"cumulative sum that overflowed counts too); {affected} run(s) affected. Check "
+            "the environment's feedback and scale.")
+    if kind == 1:
+        path = leaf_paths[leaf] if 0 <= leaf < len(leaf_paths) else f"#{leaf}"
+        raise FloatingPointError(
+            f"agent {labels[g]!r} diverged: its state leaf {path} holds a non-finite value (NaN "
+            f"or inf) after the update of step {step} (0-based round index) in run {run}; "
+            f"{affected} run(s) affected. Lower its learning rate or raise its "
+            "regularisation.")
+    allowed = ("a finite vector" if spec.action_kind == "vector" else
+               f"indices in [0, {spec.num_arms})")
+    raise ValueError(
+        f"agent {labels[g]!r} returned an out-of-range action in run {run} at step {step} "
+        f"(0-based round index): {spec.action_kind!r} actions must be {allowed}; "
+        f"{affected} run(s) affected.")
+
+
+def _state_leaf_paths(agent: Agent, spec) -> list[str]:
+    """The paths (``jax.tree_util.keystr``) of the agent state's floating leaves, in the order
+    of :attr:`Carry.bad_state`'s leaf index."""
+    state = jax.eval_shape(lambda k: agent.init(k, spec), jax.random.key(0))
+    return [f"state{jax.tree_util.keystr(path)}"
+            for path, x in jax.tree_util.tree_flatten_with_path(state)[0]
+            if jnp.issubdtype(x.dtype, jnp.inexact)]
 
 
 def _fingerprint(envs, agents, key, horizon, num_runs, block_runs, steps, labels) -> str:
@@ -1378,12 +1586,87 @@ def _fingerprint(envs, agents, key, horizon, num_runs, block_runs, steps, labels
     digest.update(json.dumps(identity, sort_keys=True).encode())
     for obj in (*envs, *agents):
         leaves, treedef = jax.tree.flatten(obj)
-        digest.update(f"{type(obj).__module__}.{type(obj).__qualname__}|{treedef}".encode())
+        statics = str(treedef)
+        if _ADDRESS.search(statics):  # a static named by its address: described by value
+            statics = _by_value(treedef, _label(obj))
+        digest.update(f"{type(obj).__module__}.{type(obj).__qualname__}|{statics}".encode())
         for leaf in leaves:
             a = np.asarray(leaf)
+            if a.dtype.hasobject:
+                a = np.frombuffer(_by_value(leaf, _label(obj)).encode(), np.uint8)
             digest.update(f"{a.dtype}{a.shape}".encode())
             digest.update(np.ascontiguousarray(a).tobytes())
     return digest.hexdigest()
+
+
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def _by_value(x, owner: str) -> str:
+    """A description of ``x`` that depends on its value alone, never on its address (the same
+    in every process): static pytree data, functions by their code, closure and defaults.
+
+    Raises:
+      ValueError: ``x`` (or a part of it) is an object known only by its identity.
+    """
+    describe = functools.partial(_by_value, owner=owner)
+    if isinstance(x, jax.tree_util.PyTreeDef):
+        data = x.node_data()
+        head = "*" if data is None else f"{describe(data[0])}:{describe(data[1])}"
+        return f"{head}({','.join(describe(c) for c in x.children())})"
+    if x is None or isinstance(x, (bool, int, float, complex, str, bytes)):
+        return repr(x)
+    if isinstance(x, (tuple, list, set, frozenset)):
+        items = sorted(map(describe, x)) if isinstance(x, (set, frozenset)) else map(describe, x)
+        return f"{type(x).__name__}[{','.join(items)}]"
+    if isinstance(x, Mapping):
+        return "{" + ",".join(sorted(f"{describe(k)}:{describe(v)}" for k, v in x.items())) + "}"
+    if isinstance(x, (np.ndarray, np.generic, jax.Array)) and not _is_key(x):
+        a = np.asarray(x)
+        if not a.dtype.hasobject:
+            return f"{a.dtype}{a.shape}:{hashlib.sha256(a.tobytes()).hexdigest()}"
+    named = _importable_name(x)
+    if named is not None:
+        return named
+    if isinstance(x, functools.partial):
+        return f"partial({describe(x.func)},{describe(x.args)},{describe(x.keywords)})"
+    if isinstance(x, types.MethodType):
+        return f"method({describe(x.__self__)},{describe(x.__func__)})"
+    if isinstance(x, types.FunctionType):
+        cells = [c.cell_contents for c in x.__closure__ or ()]
+        return (f"function({x.__module__}.{x.__qualname__},{_code_value(x.__code__)},"
+                f"{describe(x.__defaults__)},{describe(x.__kwdefaults__)},{describe(cells)})")
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        fields = {f.name: getattr(x, f.name) for f in dataclasses.fields(x)}
+        return f"{type(x).__module__}.{type(x).__qualname__}{describe(fields)}"
+    text = repr(x)
+    if _ADDRESS.search(text) or " object at " in text:
+        raise ValueError(
+            f"cannot fingerprint {text} (in {owner!r}) for a checkpoint: it is known only by "
+            "its address, which another process does not share, so the checkpoint could never "
+            "be resumed. Use a module-level function or class, a functools.partial or a "
+            "dataclass of them, or run without checkpoint_dir")
+    return f"{type(x).__module__}.{type(x).__qualname__}:{text}"
+
+
+def _importable_name(x) -> str | None:
+    """``module.qualname`` when that name imports back to ``x`` itself (module-level functions,
+    classes, jitted functions...)."""
+    module, name = getattr(x, "__module__", None), getattr(x, "__qualname__", None)
+    if not isinstance(module, str) or not isinstance(name, str) or "<" in name:
+        return None
+    found = sys.modules.get(module)
+    for part in name.split("."):
+        found = getattr(found, part, None)
+    return f"{module}.{name}" if found is x else None
+
+
+def _code_value(code: types.CodeType) -> str:
+    """A digest of a code object's bytecode, constants (nested code included) and names."""
+    consts = [_code_value(c) if isinstance(c, types.CodeType) else repr(c)
+              for c in code.co_consts]
+    text = json.dumps([code.co_code.hex(), consts, code.co_names, code.co_varnames])
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _is_key(x) -> bool:
