@@ -355,8 +355,8 @@ class _Experiment:
 
     def resume_record(self) -> dict[str, Any]:
         """Everything that fixes a checkpointed run's numbers: every option but those that only
-        change how it is shown or where it is cached, and the devices and precision in effect
-        (a checkpoint's waves depend on the device count)."""
+        change how it is shown, cached or spread over devices (a checkpoint resumes on any
+        device count), and the backend and precision in effect."""
         import jax
 
         from jaxbandits.results import _package_version
@@ -365,10 +365,8 @@ class _Experiment:
         options = {k: v for k, v in sorted(vars(a).items()) if k not in (
             "handler", "argv", "overwrite", "no_progress", "progress", "cpu_devices",
             "compilation_cache", "log_x", "log_y", "title")}
-        devices = jax.devices()
-        return {"options": _jsonable(options), "devices": len(devices),
-                "backend": devices[0].platform, "x64": bool(jax.config.jax_enable_x64),
-                "jaxbandits": _package_version()}
+        return {"options": _jsonable(options), "backend": jax.devices()[0].platform,
+                "x64": bool(jax.config.jax_enable_x64), "jaxbandits": _package_version()}
 
     def finish(self, out: Path) -> None:
         """Records the files this run wrote and releases the folder."""
@@ -1023,7 +1021,7 @@ def _differences(before: Any, now: dict[str, Any]) -> str:
                          (r.get("options") or {}).items()},
                       **{k: v for k, v in r.items() if k != "options"}}
     a, b = flat(before), flat(now)
-    names = {"devices": "device count", "x64": "float64 (JAX_ENABLE_X64)",
+    names = {"x64": "float64 (JAX_ENABLE_X64)",
              "backend": "backend", "jaxbandits": "jaxbandits version"}
     diffs = [f"{names.get(k, k)}: {a.get(k)!r} then {b.get(k)!r}"
              for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]

@@ -15,6 +15,7 @@ curve whatever ``num_runs``, chunking or device count, and run ``r`` of every ag
 from __future__ import annotations
 
 import collections
+import contextlib
 import dataclasses
 import functools
 import hashlib
@@ -38,7 +39,13 @@ from flax import struct
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from jaxbandits.core import Agent, Env, check_inputs, float_dtype, wrapped_agent
-from jaxbandits.results import Result, check_metric_names, config_of, environment_info
+from jaxbandits.results import (
+    Result,
+    check_metric_names,
+    config_of,
+    environment_info,
+    lock_result,
+)
 
 __all__ = [
     "clear_compiled",
@@ -637,7 +644,19 @@ def _run(envs, agents, labels, key, horizon, num_runs, *, chunk_size, record, nu
         _check_sizes(max_memory=max_memory)
     # with several processes, process 0 writes the files; the others keep results in memory
     paths = _result_paths(save_to, labels, save_folder) if jax.process_index() == 0 else None
+    # one writer per result, from before compiling to the last file (reentrant: the writers
+    # take the same locks again)
+    with contextlib.ExitStack() as locks:
+        for path in paths or []:
+            locks.enter_context(lock_result(path))
+        return _run_groups(envs, agents, labels, key, horizon, num_runs, steps, chunk_size,
+                           checkpoint_dir, overwrite, paths, progress, devices, block_runs,
+                           max_memory, run_info)
 
+
+def _run_groups(envs, agents, labels, key, horizon, num_runs, steps, chunk_size,
+                checkpoint_dir, overwrite, paths, progress, devices, block_runs, max_memory,
+                run_info) -> list[Result]:
     # Grid points that differ in static fields (sizes, laws) are played by programs of their
     # own, one group per distinct structure; each point's runs are the same bits either way.
     groups: dict[Any, list[int]] = {}
@@ -1300,6 +1319,10 @@ def _label(agent: Agent) -> str:
 
 
 def _safe(label: str) -> str:
+    """``label`` as a file name: other characters become ``_``, and ``.`` / ``..`` are refused
+    (they would name the folder or its parent)."""
+    if label in (".", ".."):
+        raise ValueError(f"a label cannot be {label!r}: it names a folder, not a result file")
     return "".join(c if c.isalnum() or c in "-_.=," else "_" for c in label)
 
 

@@ -181,13 +181,16 @@ def test_simulate_with_the_save_to_of_another_process_is_refused(tmp_path):
     """Two ``simulate`` calls with one ``save_to``: the second is refused, the first's files
     stay (jax: one tiny compiled run)."""
     import jaxbandits as jb
+    from jaxbandits.simulate import trace_counts
 
     stem = tmp_path / "r"
     child = _holder(stem, "lock")  # what a runner holds from before compiling
+    traced = dict(trace_counts())
     try:
         with pytest.raises(ValueError, match="being written by another process"):
             jb.simulate(jb.make_env("linear", dim=2, num_arms=3), jb.make_agent("greedy"), 0,
                         horizon=4, num_runs=2, save_to=stem, progress=False)
+        assert trace_counts() == traced  # refused before anything was compiled
     finally:
         _end(child)
     assert not (tmp_path / "r.json").exists()
@@ -232,7 +235,7 @@ def test_compare_labels_dot_and_dot_dot_never_write_outside_the_folder(tmp_path)
     env, agent = jb.make_env("linear", dim=2, num_arms=3), jb.make_agent("greedy")
     (tmp_path / "out").mkdir()  # as the command line makes it (the runner maps labels to names)
     for label in (".", ".."):
-        with pytest.raises(ValueError, match="existing folder|must be a file name"):
+        with pytest.raises(ValueError, match="existing folder|must be a file name|names a folder"):
             jb.compare(env, {label: agent}, 0, 4, 2, save_to=tmp_path / "out", progress=False)
     assert [p.name for p in tmp_path.iterdir()] == ["out"]
     assert list((tmp_path / "out").iterdir()) == []
@@ -281,3 +284,14 @@ def test_is_result_file_judges_by_content(tmp_path):
     (tmp_path / "broken.json").write_text('{"format": "jaxbandits-res')
     assert is_result_file(tmp_path / "r.json") and is_result_file(tmp_path / "broken.json")
     assert not is_result_file(tmp_path / "config.json")
+
+
+@pytest.mark.parametrize("label", [".", ".."])
+def test_a_compare_label_that_names_a_folder_is_refused(tmp_path, label):
+    import jaxbandits as jb
+
+    with pytest.raises(ValueError, match="names a folder"):
+        jb.compare(jb.make_env("linear", dim=2, num_arms=3), {label: jb.make_agent("greedy")}, 0,
+                   horizon=4, num_runs=2, save_to=tmp_path / "new", progress=False)
+    assert list(tmp_path.iterdir()) in ([], [tmp_path / "new"])
+    assert not any(tmp_path.rglob("*.json"))

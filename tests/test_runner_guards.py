@@ -148,8 +148,10 @@ def test_a_deleted_lock_file_does_not_let_a_second_writer_in(tmp_path):
 @pytest.mark.parametrize("name, settings, leaf", [
     ("neural-ucb", dict(learning_rate=1e8), r"state\.params"),
     ("glm-es", dict(learning_rate=1e30, warmup=4, num_grad_steps=5), r"state\.theta"),
-    ("lin-ucb", dict(reg=float(np.float32(1e-45))), r"state\.ridge"),  # 1e-45 as float32 holds it
-    ("rrls", dict(reg=1e-38), r"state\.ensemble"),
+    # noise scales valid in float32 (below its 3.4e38) whose perturbations overflow the state;
+    # settings that float32 cannot hold (reg=1e-45) are refused before running
+    ("ensemble-sampling", dict(noise_std=3e38), r"state\.ensemble"),
+    ("rrls", dict(noise_std=3e38), r"state\.ensemble"),
 ])
 def test_a_diverged_agent_is_an_error_naming_run_step_and_leaf(name, settings, leaf):
     agent = jb.make_agent(name, **settings)
