@@ -33,6 +33,7 @@ from jaxbandits.results import (
     paired_difference,
 )
 from jaxbandits.simulate import (
+    clear_compiled,
     compare,
     default_block_runs,
     default_chunk_size,
@@ -58,6 +59,7 @@ __all__ = [
     "Spec",
     "agent_names",
     "agents",
+    "clear_compiled",
     "common_random_numbers",
     "compare",
     "default_agent_names",
