@@ -249,7 +249,11 @@ def _raw_settings(items: list[str], option: str = "--set") -> dict[str, dict[str
         if not sep or not dot or not target or not field:
             raise ValueError(f"{option} expects TARGET.FIELD=VALUE (e.g. env.noise_std=1), got "
                              f"{item!r}")
-        settings.setdefault(target, {})[field] = raw
+        fields = settings.setdefault(target, {})
+        if option == "--grid" and field in fields:
+            raise ValueError(f"--grid {target}.{field} is given twice ({fields[field]!r} and "
+                             f"{raw!r}): give all its values in one --grid, comma-separated")
+        fields[field] = raw
     return settings
 
 

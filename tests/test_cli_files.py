@@ -183,3 +183,16 @@ def test_bad_options_name_the_option(fake_compare, tmp_path, capsys, extra, matc
     assert main(ARGS + ["--out", str(tmp_path / "o")] + extra) == 2
     assert match in capsys.readouterr().err
     assert not fake_compare
+
+
+def test_a_repeated_grid_field_is_an_error_not_a_dropped_list(tmp_path, capsys, monkeypatch):
+    import jaxbandits as jb
+
+    calls = []
+    monkeypatch.setattr(jb, "sweep", lambda *a, **k: calls.append(a))
+    command = ["sweep", "--agent", "lin-ucb", "--grid", "agent.explore_scale=0.1,0.2",
+               "--grid", "agent.explore_scale=1", "--horizon", "5", "--runs", "1",
+               "--out", str(tmp_path / "o")]
+    assert main(command) == 2
+    assert "--grid agent.explore_scale is given twice" in capsys.readouterr().err
+    assert not calls
