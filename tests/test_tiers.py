@@ -5,6 +5,7 @@ compiled), so a test module or marker added later is checked too."""
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 from pathlib import Path
@@ -27,12 +28,22 @@ def _node_ids(proc: subprocess.Popen) -> set[str]:
     return {line for line in out.splitlines() if "::" in line}
 
 
+def _slow_tests() -> set[str]:
+    """``file::name`` of every test function decorated ``@pytest.mark.slow``."""
+    found = set()
+    for path in (ROOT / "tests").glob("test_*.py"):
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.FunctionDef) and any(
+                    ast.unparse(d) == "pytest.mark.slow" for d in node.decorator_list):
+                found.add(f"{path.relative_to(ROOT).as_posix()}::{node.name}")
+    return found
+
+
 @pytest.fixture(scope="module")
 def tiers():
-    """Node ids collected by the README's command, by ``-m full``, ``-m slow``, ``--tier all``."""
+    """Node ids collected by the README's command, by ``-m full`` and by ``--tier all``."""
     procs = {name: _collect(*args) for name, args in {
-        "fast": (), "full": ("-m", "full"), "slow": ("-m", "slow"), "all": ("--tier", "all"),
-    }.items()}
+        "fast": (), "full": ("-m", "full"), "all": ("--tier", "all")}.items()}
     return {name: _node_ids(proc) for name, proc in procs.items()}
 
 
@@ -45,7 +56,12 @@ def test_every_test_runs_in_exactly_one_tier(tiers):
     assert tiers["fast"] and tiers["full"]
     assert not tiers["fast"] & tiers["full"]
     assert tiers["fast"] | tiers["full"] == tiers["all"]
-    assert tiers["slow"] and tiers["slow"] <= tiers["full"]
+
+
+def test_slow_tests_run_in_the_full_tier(tiers):
+    names = _slow_tests()
+    slow = {node for node in tiers["all"] if node.split("[")[0] in names}
+    assert slow and slow <= tiers["full"]
 
 
 def test_every_test_module_is_collected(tiers):
