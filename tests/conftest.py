@@ -1,4 +1,9 @@
-"""Shared fixtures: float64 switch, tiny environments, and a common reference-parity helper."""
+"""Shared fixtures (float64 switch) and the two test tiers.
+
+Tiers: ``python -m pytest -n auto`` runs the fast tier, every test without the ``full`` marker;
+``python -m pytest -n auto -m full`` runs the full tier (subprocesses, end-to-end scripts,
+notebooks, layout matrices, fault injection and long statistical checks). ``--tier all`` runs
+both; an explicit ``-m`` expression or a named test file or test node overrides the default."""
 
 from __future__ import annotations
 
@@ -21,6 +26,58 @@ os.environ.setdefault("JAXBANDITS_DATA",
 # default), so that a script run in-process (the CLI, the benchmarks and reproductions call
 # jb.use_cpu_cores()) cannot change the device count of the tests that run after it.
 jax.devices()
+
+
+TIERS = ("fast", "full", "all")
+
+
+def pytest_addoption(parser):
+    parser.addoption("--tier", choices=TIERS, default=None,
+                     help="which test tier runs: fast (the default when whole directories are "
+                          "collected), full (like -m full) or all")
+
+
+def _names_tests(config) -> bool:
+    """Whether the command line names test files or test nodes (not only directories)."""
+    if config.args_source is not pytest.Config.ArgsSource.ARGS:
+        return False
+    root = config.invocation_params.dir
+    return any("::" in arg or (root / Path(arg)).is_file() for arg in config.args)
+
+
+def selected_tier(config) -> str:
+    """The tier a session runs: ``--tier``, else ``all`` under ``-m`` or named tests, else fast."""
+    if config.getoption("tier"):
+        return config.getoption("tier")
+    return "all" if config.option.markexpr or _names_tests(config) else "fast"
+
+
+def in_full_tier(item) -> bool:
+    """The one rule for the full tier: marked ``full`` (``slow`` implies ``full``)."""
+    return item.get_closest_marker("full") is not None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """Marks ``slow`` tests ``full`` (so ``-m full`` sees them), then keeps the selected tier."""
+    for item in items:
+        if item.get_closest_marker("slow") and not in_full_tier(item):
+            item.add_marker(pytest.mark.full)
+    tier = selected_tier(config)
+    if tier == "all":
+        return
+    keep, drop = [], []
+    for item in items:
+        (keep if in_full_tier(item) == (tier == "full") else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+def pytest_report_header(config):
+    tier = selected_tier(config)
+    more = {"fast": "; the full tier: -m full", "full": "", "all": ""}[tier]
+    return f"jaxbandits test tier: {tier}{more}"
 
 
 @pytest.fixture

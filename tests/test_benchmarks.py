@@ -11,6 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.full
+
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "throughput.py"
 
 

@@ -12,6 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.full
+
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "throughput_neural.py"
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
 

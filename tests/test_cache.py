@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import jax
+import pytest
 
 import jaxbandits as jb
 
@@ -27,6 +28,7 @@ def _compile_seconds(tmp_path, cache: str) -> float:
     return float(match.group(1))
 
 
+@pytest.mark.full
 def test_second_process_reuses_the_compilation_cache(tmp_path):
     cache = tmp_path / "cache"
     first = _compile_seconds(tmp_path, str(cache))

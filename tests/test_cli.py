@@ -211,6 +211,7 @@ def test_run_record_in_summary_and_json(tmp_path, capsys):
         assert jb.Result.load(tmp_path / name).run_info["command"] == command
 
 
+@pytest.mark.full
 def test_output_in_a_log_file(tmp_path):
     """Stdout and stderr redirected to files (not terminals): the table is complete (no name
     or header cut at 80 columns), progress comes as plain lines, compiling is announced."""

@@ -95,6 +95,7 @@ LEARNERS = [c for c in CASES if c[0] not in ("random", "neural-policy") and c[0]
             and not (c[0].startswith("nldb") and c[0] != "nldb-ucb-asym")]
 
 
+@pytest.mark.full
 @pytest.mark.parametrize("name, kind", LEARNERS)
 def test_agent_beats_uniform_random(name, kind):
     neural = kind == "pair" and name.startswith(("nvldb", "nldb", "ndb"))

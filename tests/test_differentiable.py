@@ -222,6 +222,7 @@ def test_bad_relaxed_inputs_are_named():
         jb.meta_learn(linear, jb.make_agent("lin-ucb"), 0, horizon=5, steps=0)
 
 
+@pytest.mark.full
 def test_relaxed_gradient_reaches_a_neural_agents_learning_rate(x64):
     """Through the Adam steps of every round (the fixed-trip training loop of for_gradients)."""
     env = jb.make_env("linear", **TINY_LINEAR)

@@ -16,6 +16,8 @@ import pytest
 
 import jaxbandits as jb
 
+pytestmark = pytest.mark.full
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from child_config import experiment  # noqa: E402

@@ -106,6 +106,7 @@ def uniform_regret():
     return np.asarray(result.cumulative_regret)[:, -1]
 
 
+@pytest.mark.full
 @pytest.mark.parametrize("label", LEARNERS)
 def test_beats_uniform_random_pairs_on_a_linear_task(label, uniform_regret):
     """Well specified (linear utility, BTL), T = 300, 16 runs: the mean R(T) is below half the

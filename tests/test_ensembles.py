@@ -254,6 +254,7 @@ def test_ensemble_pp_factor_tracks_the_posterior_covariance_under_adaptive_play(
 # Statistical orderings through the runner (common random numbers across agents).
 
 
+@pytest.mark.full
 def test_ensemble_pp_matches_thompson_sampling_and_beats_ensemble_sampling():
     """Ensemble++ E1 at d = 10 (``russo``, K = 100, T = 1,000, 1,000 runs, M = 8).
 
@@ -275,6 +276,7 @@ def test_ensemble_pp_matches_thompson_sampling_and_beats_ensemble_sampling():
     assert diff.mean() > 3 * diff.std() / math.sqrt(len(diff))
 
 
+@pytest.mark.full
 def test_lin_es_and_lin_phe_are_close_to_lin_ts():
     """Practical calibration sigma_R = noise std (seed-003 section 7.12; ``linear``, d = 10, K = 20,
     noise 0.5, T = 1,000, 500 runs; LinTS with the same reg = 1 and noise_std = 0.5).
@@ -315,6 +317,7 @@ def _conformance_agents(vector: bool) -> dict[str, jb.Agent]:
     return agents
 
 
+@pytest.mark.full
 @pytest.mark.parametrize("env_name", ["linear", "linear-sphere"])
 def test_every_new_agent_runs_in_the_engine_and_beats_random(env_name):
     """8 runs of 200 rounds at d = 5 (K = 10): each agent's mean final regret is below half of

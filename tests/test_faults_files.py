@@ -111,6 +111,7 @@ def test_commit_calls_a_fault_point_before_every_file_operation(tmp_path):
                      "remove"]
 
 
+@pytest.mark.full
 @pytest.mark.parametrize("kill_at", range(1, 14))
 def test_kill_between_any_two_commit_operations_leaves_old_or_new_commit(tmp_path, monkeypatch,
                                                                           kill_at):
@@ -143,6 +144,7 @@ def test_kill_between_any_two_commit_operations_leaves_old_or_new_commit(tmp_pat
         _assert_is_commit(again.load(), expected + 1, directory)
 
 
+@pytest.mark.full
 @pytest.mark.parametrize("kill_at", range(1, 12))
 def test_kill_during_the_first_commit_leaves_nothing_or_the_commit(tmp_path, monkeypatch,
                                                                     kill_at):
@@ -170,6 +172,7 @@ def test_kill_during_the_first_commit_leaves_nothing_or_the_commit(tmp_path, mon
             _assert_is_commit(loaded, 1, directory)
 
 
+@pytest.mark.full
 def test_a_real_sigkill_mid_commit_leaves_a_resumable_checkpoint(tmp_path):
     """A process commits once, then is SIGKILLed between the new state file's rename and the
     manifest's: the next process gets the lock and the first commit, exactly."""
@@ -434,6 +437,7 @@ except CheckpointError as e:
 """
 
 
+@pytest.mark.full
 def test_second_process_is_refused_while_the_first_holds_the_lock(tmp_path):
     directory = tmp_path / "ckpt"
     with Checkpoint(directory, "fp") as ckpt:
@@ -448,6 +452,7 @@ def test_second_process_is_refused_while_the_first_holds_the_lock(tmp_path):
         _assert_is_commit(ckpt.load(), 2, directory)
 
 
+@pytest.mark.full
 def test_lock_is_free_after_the_holder_is_killed(tmp_path):
     directory = tmp_path / "ckpt"
     holder = subprocess.Popen([sys.executable, "-c", _HOLD, str(directory)],
@@ -565,6 +570,7 @@ def test_npy_rows_create_open_write_read(tmp_path):
         _io.read_npy(tmp_path / "junk.npy")
 
 
+@pytest.mark.full
 @pytest.mark.parametrize("kill_at", range(1, 6))
 def test_npy_rows_create_never_leaves_a_partial_file(tmp_path, monkeypatch, kill_at):
     path = tmp_path / "rows.npy"
@@ -631,6 +637,7 @@ def test_saved_json_records_format_and_arrays(tmp_path):
     assert loaded.extras == {"key": [0, 0]} and loaded.wall_time == 1.25
 
 
+@pytest.mark.full
 @pytest.mark.parametrize("kill_at", range(1, 12))
 def test_a_killed_save_never_mixes_old_and_new(tmp_path, monkeypatch, kill_at):
     old, new = _result(seed=1, runs=3, name="old"), _result(seed=2, runs=3, name="new")

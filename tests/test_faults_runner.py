@@ -44,6 +44,7 @@ def _count_file_operations(tmp_path) -> int:
     return len(calls)
 
 
+@pytest.mark.full
 def test_a_kill_at_any_file_operation_resumes_to_the_same_numbers(tmp_path, monkeypatch):
     reference = _sim()
     total = _count_file_operations(tmp_path)
@@ -182,6 +183,7 @@ def test_bad_compare_and_sweep_arguments():
         jb.sweep(ENV, AGENT, 0, {"explore_scale": []}, 10, 2)
 
 
+@pytest.mark.full
 def test_a_killed_cli_run_resumes_from_its_checkpoint(tmp_path, monkeypatch):
     from jaxbandits.cli import main
 

@@ -175,6 +175,7 @@ def test_seed_002_baselines_kappa_invariance_and_greedy_limit():
                                   greedy["ada"].cumulative_regret)
 
 
+@pytest.mark.full
 def test_ring_buffer_agents_learn_with_fresh_arms():
     """Changing contexts: the buffer form of GLM-ES and Logistic-UCB-1 beats random by 2x."""
     env = jb.make_env("logistic-bernoulli", dim=4, num_arms=5, fresh_arms=True, theta_scale=3.0)

@@ -103,6 +103,7 @@ SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.mark.full
 @pytest.mark.parametrize("part", [0, 1])  # two halves of the registry, for two workers
 def test_runs_do_not_depend_on_the_layout(part):
     env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=4",

@@ -313,6 +313,7 @@ def test_soft_elim_draws_follow_its_probabilities():
 # Regret through the public runner.
 
 
+@pytest.mark.full
 def test_regret_ordering_on_bernoulli():
     """K = 5, T = 300, 64 runs, common random numbers: every K-armed agent beats uniform play
     by a wide margin, and Thompson sampling beats UCB1 (measured: random 100, ucb1 36,

@@ -11,6 +11,7 @@ import pytest
 import jaxbandits as jb
 
 
+@pytest.mark.full
 def test_gradient_tuned_lin_ucb_lands_in_the_best_bracket_of_a_sweep():
     env = jb.make_env("linear", dim=10, num_arms=20)
     base = jb.make_agent("lin-ucb", env=env)
@@ -31,6 +32,7 @@ def test_gradient_tuned_lin_ucb_lands_in_the_best_bracket_of_a_sweep():
     assert list(frame["step"][:2]) == [0, 1] and "eval_regret" in frame
 
 
+@pytest.mark.full
 def test_meta_learned_soft_elim_beats_ucb1_and_thompson_sampling(tmp_path):
     env = jb.make_env("bernoulli", num_arms=10)  # Beta(1, 1) means per instance
     out = jb.meta_learn(env, jb.make_agent("soft-elim"), 0, horizon=200, num_runs=64, steps=40,

@@ -153,6 +153,7 @@ class HashedBag(nnx.Module):
         return jnp.sum(self.embed(tokens % 512) * mask, -2) / jnp.maximum(mask.sum(-2), 1)
 
 
+@pytest.mark.full
 def test_language_model_agent_learns_to_moderate_with_any_encoder():
     """Seed-001 E9 on the offline stand-in: Ensemble++ on a GPT-2-style encoder (random init,
     GPT-2's tokenizer) beats always-block and always-publish within 300 posts, and the same

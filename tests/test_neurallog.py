@@ -108,6 +108,7 @@ def test_zero_exploration_index_is_the_mean(name, mode):
     assert float(jnp.max(jnp.abs(mean))) > 0  # it trained
 
 
+@pytest.mark.full
 def test_greedy_limit_and_kappa_invariance():
     """Checks 9 and 12 (practical mode), one compilation per agent: a sweep over ``nu`` in
     {0, 0.01} and ``kappa`` in {10, 1000} with common random numbers.
@@ -146,6 +147,7 @@ def test_greedy_limit_and_kappa_invariance():
             assert not np.array_equal(low, greedy), name  # the bonus does act
 
 
+@pytest.mark.full
 def test_theory_mode_runs_and_is_kappa_free_for_the_second_algorithm():
     """Theory mode (NTK features at theta_0, the lam_t schedule, the boxes' widths with
     ``nu = 1``, full matrices) runs for every agent through ``jb.sweep``; NeuralLog-UCB-2 and

@@ -8,6 +8,8 @@ from pathlib import Path
 import matplotlib
 import pytest
 
+pytestmark = pytest.mark.full
+
 # Notebooks whose story is also run at tiny sizes by their reproduction tests (which inject a
 # smaller SCALE); executing them again at their shipped sizes would only repeat those compiles.
 RUN_ELSEWHERE = {

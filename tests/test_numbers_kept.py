@@ -37,6 +37,7 @@ def test_every_case_is_kept():
     assert not missing, f"no saved arrays for {missing}: run tests/data/make_numbers_kept.py"
 
 
+@pytest.mark.full
 @pytest.mark.parametrize("label, make", [c for c in CASES if f"{c[0]}/regret" in _SAVED],
                          ids=lambda x: x if isinstance(x, str) else "")
 def test_numbers_kept_bit_for_bit(label, make):

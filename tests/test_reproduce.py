@@ -17,6 +17,8 @@ import pytest
 from reproduce_checks import load as _load
 from reproduce_checks import run_tiny as _run
 
+pytestmark = pytest.mark.full
+
 SCRIPTS = ("ensemble_pp_fig2", "ensemble_pp_ablation", "lee_oh_demo")
 
 

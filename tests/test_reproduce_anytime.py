@@ -9,12 +9,15 @@ with ``SCALE = "tiny"`` in the same process, so it reuses the scripts' compiled 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from reproduce_checks import ROOT, run_notebook
 from reproduce_checks import load as _load
 from reproduce_checks import run_tiny as _run
 
 import jaxbandits as jb
 from jaxbandits.simulate import trace_counts
+
+pytestmark = pytest.mark.full
 
 NOTEBOOK = ROOT / "notebooks" / "anytime_glm.ipynb"
 

@@ -12,9 +12,12 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 from reproduce_checks import ROOT, run_notebook
 from reproduce_checks import load as _load
 from reproduce_checks import run_tiny as _run
+
+pytestmark = pytest.mark.full
 
 NOTEBOOK = ROOT / "notebooks" / "dueling.ipynb"
 

@@ -17,6 +17,8 @@ from reproduce_checks import ROOT, run_notebook
 from reproduce_checks import load as _load
 from reproduce_checks import run_tiny as _run
 
+pytestmark = pytest.mark.full
+
 NOTEBOOK = ROOT / "notebooks" / "neural_ensemblepp.ipynb"
 
 

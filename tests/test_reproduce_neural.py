@@ -9,9 +9,12 @@ notebook then runs with ``SCALE = "tiny"`` in the same process, so it reuses the
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from reproduce_checks import ROOT, run_notebook
 from reproduce_checks import load as _load
 from reproduce_checks import run_tiny as _run
+
+pytestmark = pytest.mark.full
 
 NOTEBOOK = ROOT / "notebooks" / "neural.ipynb"
 

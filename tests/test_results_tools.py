@@ -52,6 +52,7 @@ def simulated():
 # 1. Plotting depends on results, never the reverse.
 
 
+@pytest.mark.full
 def test_importing_results_imports_neither_plotting_nor_matplotlib():
     code = ("import sys, jaxbandits.results, jaxbandits\n"
             "bad = [m for m in ('jaxbandits.plotting', 'matplotlib') if m in sys.modules]\n"

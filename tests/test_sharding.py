@@ -9,6 +9,10 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.full
+
 SCRIPT = textwrap.dedent(
     """
     import jax, numpy as np, jaxbandits as jb

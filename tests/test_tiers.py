@@ -1,0 +1,81 @@
+"""The two test tiers: every test runs in exactly one, and the README's command runs the fast one.
+
+The split is checked on pytest's own collection (``--collect-only`` in subprocesses: nothing is
+compiled), so a test module or marker added later is checked too."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _collect(*args: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:xdist",
+         "-p", "no:cacheprovider", *args],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def _node_ids(proc: subprocess.Popen) -> set[str]:
+    out, _ = proc.communicate(timeout=600)
+    assert proc.returncode == 0, out
+    return {line for line in out.splitlines() if "::" in line}
+
+
+def _slow_tests() -> set[str]:
+    """``file::name`` of every test function decorated ``@pytest.mark.slow``."""
+    found = set()
+    for path in (ROOT / "tests").glob("test_*.py"):
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.FunctionDef) and any(
+                    ast.unparse(d) == "pytest.mark.slow" for d in node.decorator_list):
+                found.add(f"{path.relative_to(ROOT).as_posix()}::{node.name}")
+    return found
+
+
+@pytest.fixture(scope="module")
+def tiers():
+    """Node ids collected by the README's command, by ``-m full`` and by ``--tier all``."""
+    procs = {name: _collect(*args) for name, args in {
+        "fast": (), "full": ("-m", "full"), "all": ("--tier", "all")}.items()}
+    return {name: _node_ids(proc) for name, proc in procs.items()}
+
+
+def test_the_full_marker_is_registered(pytestconfig):
+    names = [line.split(":")[0] for line in pytestconfig.getini("markers")]
+    assert "full" in names and "slow" in names
+
+
+def test_every_test_runs_in_exactly_one_tier(tiers):
+    assert tiers["fast"] and tiers["full"]
+    assert not tiers["fast"] & tiers["full"]
+    assert tiers["fast"] | tiers["full"] == tiers["all"]
+
+
+def test_slow_tests_run_in_the_full_tier(tiers):
+    names = _slow_tests()
+    slow = {node for node in tiers["all"] if node.split("[")[0] in names}
+    assert slow and slow <= tiers["full"]
+
+
+def test_every_test_module_is_collected(tiers):
+    modules = {path.relative_to(ROOT).as_posix() for path in (ROOT / "tests").glob("test_*.py")}
+    assert modules == {node.split("::")[0] for node in tiers["all"]}
+
+
+def test_the_fast_tier_runs_this_check(tiers):
+    assert any(node.startswith("tests/test_tiers.py::") for node in tiers["fast"])
+
+
+def test_a_named_file_runs_both_of_its_tiers(tiers):
+    """A developer who names a file gets all of its tests, full-tier ones included."""
+    fast_files = {node.split("::")[0] for node in tiers["fast"]}
+    mixed = sorted({node.split("::")[0] for node in tiers["full"]} & fast_files)[0]
+    named = _node_ids(_collect(mixed))
+    assert named == {node for node in tiers["all"] if node.startswith(mixed + "::")}
