@@ -102,6 +102,7 @@ _SECOND = textwrap.dedent("""
 """)
 
 
+@pytest.mark.full  # a second process
 def test_a_second_run_into_the_same_out_is_refused(fake_compare, tmp_path, capsys):
     out = tmp_path / "out"
     first = subprocess.Popen([sys.executable, "-c", _SECOND, *ARGS, "--out", str(out)],

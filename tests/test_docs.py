@@ -29,6 +29,7 @@ def test_the_getting_started_page_and_every_guide_have_examples():
     assert len(PAGES) >= 7, [p.name for p in PAGES]
 
 
+@pytest.mark.full  # end to end: every example at its page's sizes
 @pytest.mark.parametrize("page", [p for p in PAGES if _blocks(p)], ids=lambda p: p.stem)
 def test_code_blocks_run(page, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)

@@ -160,6 +160,7 @@ def _end(child):
     child.wait(timeout=60)
 
 
+@pytest.mark.full  # a second process
 def test_a_second_process_is_refused_even_after_the_lock_file_is_removed(tmp_path):
     stem = tmp_path / "r"
     child = _holder(stem, "writer")
@@ -177,6 +178,7 @@ def test_a_second_process_is_refused_even_after_the_lock_file_is_removed(tmp_pat
     assert not (tmp_path / ".r.lock").exists()
 
 
+@pytest.mark.full  # a second process
 def test_simulate_with_the_save_to_of_another_process_is_refused(tmp_path):
     """Two ``simulate`` calls with one ``save_to``: the second is refused, the first's files
     stay (jax: one tiny compiled run)."""

@@ -18,6 +18,9 @@ import textwrap
 from pathlib import Path
 
 import jax
+import pytest
+
+pytestmark = pytest.mark.full  # a subprocess with forced CPU devices
 
 SCRIPT = textwrap.dedent(
     """

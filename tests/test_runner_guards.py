@@ -120,6 +120,7 @@ HOLDER = textwrap.dedent(
 )
 
 
+@pytest.mark.full  # a second process
 def test_a_deleted_lock_file_does_not_let_a_second_writer_in(tmp_path):
     directory = tmp_path / "ckpt"
     holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(directory)],
