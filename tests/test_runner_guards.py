@@ -25,6 +25,7 @@ from jaxbandits.simulate import _fingerprint, clear_compiled, trace_counts
 
 runner = sys.modules["jaxbandits.simulate"]
 ENV = jb.make_env("linear", dim=3, num_arms=4)
+DUEL = jb.make_env("dueling-square", dim=3, num_arms=4)
 AGENT = jb.make_agent("lin-ts")
 KW = dict(horizon=20, num_runs=3, chunk_size=10, block_runs=2, record="all", progress=False)
 
@@ -153,15 +154,27 @@ def test_a_deleted_lock_file_does_not_let_a_second_writer_in(tmp_path):
     # settings that float32 cannot hold (reg=1e-45) are refused before running
     ("ensemble-sampling", dict(noise_std=3e38), r"state\.ensemble"),
     ("rrls", dict(noise_std=3e38), r"state\.ensemble"),
+    # the other learning families (the K-armed ones' states only sum rewards, which are
+    # checked themselves); in the full tier, for their compile times
+    pytest.param("glm-es-dt", dict(agent=jb.agents.GLMES(learning_rate=1e30, warmup=4,
+                                                         num_grad_steps=5)),
+                 r"state\.inner\.theta", marks=pytest.mark.full),
+    pytest.param("nvldb-ucb-asym", dict(width=8, learning_rate=1e8, buffer_size=32),
+                 r"state\.", marks=pytest.mark.full),
+    pytest.param("neural-ensemble-pp", dict(
+        backbone=jb.nets.MLPBackbone(hidden=(8, 8)), update_start=2, batch_size=4,
+        buffer_size=32, learning_rate=1e8, num_grad_steps=2), r"state\.params",
+        marks=pytest.mark.full),
 ])
 def test_a_diverged_agent_is_an_error_naming_run_step_and_leaf(name, settings, leaf):
     agent = jb.make_agent(name, **settings)
+    env = DUEL if agent.family == "dueling" else ENV
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # warm-up longer than the horizon, if any
         with pytest.raises(FloatingPointError,
                            match=rf"agent '{name}' diverged: its state leaf {leaf}.* non-finite "
                                  r".*after the update of step \d+ .* in run \d"):
-            jb.simulate(ENV, agent, 0, 20, 2, block_runs=2, progress=False)
+            jb.simulate(env, agent, 0, 20, 2, block_runs=2, progress=False)
 
 
 def test_an_overflowing_cumulative_reward_is_an_error():
