@@ -19,9 +19,10 @@ import textwrap
 import numpy as np
 import pytest
 
-from jaxbandits import _io, checkpoint, results
+from jaxbandits import _io, checkpoint
 from jaxbandits.checkpoint import Checkpoint, CheckpointError
 from jaxbandits.results import Result, ResultWriter
+from jaxbandits.results import _result as results
 
 
 class Killed(BaseException):
