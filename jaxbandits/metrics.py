@@ -91,7 +91,7 @@ BUILTIN: dict[str, Metric] = {m.name: m for m in (
     Metric("ctr", "click-through rate", "click-through rate (accepted rounds)", "CTR",
            ("cumulative_reward", "accepted"), _rate, replay=True, fmt=",.4f"),
     Metric("accepted", "accepted rounds", "accepted rounds", "accepted", ("accepted",),
-           _identity, replay=True, fmt=",.0f"),
+           _identity, replay=True),
 )}
 
 #: The runner's cumulative columns, in order (the environment's extra metrics follow them).
