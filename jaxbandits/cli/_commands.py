@@ -6,9 +6,8 @@ import argparse
 import math
 from typing import Any
 
-from jaxbandits.cli._experiment import _Experiment, _release, _write_plot
+from jaxbandits.cli._experiment import _Experiment
 from jaxbandits.cli._parser import DEFAULT_ENV, DEFAULT_EXPERIMENT
-from jaxbandits.cli._reports import _print_table
 from jaxbandits.cli._settings import _has_field, _raw_settings, _read_value, _read_values
 
 
@@ -46,29 +45,16 @@ def run(args: argparse.Namespace) -> int:
                **_read_values(cls, name, settings.get(name, {}))}
         agents[name] = exp.agent(name, own)
 
-    out, created = exp.out()
-    try:
-        exp.announce()
-        results = jb.compare(exp.env, agents, jax.random.key(args.seed), args.horizon,
-                             args.runs, **exp.options(out))
-        plot_name = _write_plot(results, out, exp, f"{exp.env_name}: T = {args.horizon:,}, "
-                                                   f"{args.runs} runs")
-        exp.summary(results, out, plot_name)
-        exp.finish(out)
-    except BaseException:
-        _release(exp, out, created)
-        raise
-    _print_table(results)
-    exp.print_compile_time(results)
-    print(f"results written to {out}/ (summary.md, {plot_name}, <agent>.json/.npy)")
-    return 0
+    title = f"{exp.env_name}: T = {args.horizon:,}, {args.runs} runs"
+    return exp.execute(lambda options: jb.compare(exp.env, agents, jax.random.key(args.seed),
+                                                  args.horizon, args.runs, **options),
+                       title, "<agent>.json/.npy")
 
 
 def sweep(args: argparse.Namespace) -> int:
     import jax
 
     import jaxbandits as jb
-    from jaxbandits.plotting import plot_final
     from jaxbandits.registry import AGENTS, ENVS
 
     exp = _Experiment(args, args.env)
@@ -93,25 +79,13 @@ def sweep(args: argparse.Namespace) -> int:
                 raise ValueError(f"--grid {target}.{field}: give comma-separated values")
             grid[f"env.{field}" if target == "env" else field] = values
     agent = exp.agent(args.agent, own)
-    out, created = exp.out()
-    try:
-        exp.announce()
+
+    def compute(options):
         print(f"sweep of {args.agent} over " + " x ".join(f"{k} ({len(v)})"
                                                           for k, v in grid.items())
               + f" = {math.prod(len(v) for v in grid.values())} grid points")
-        results = jb.sweep(exp.env, agent, jax.random.key(args.seed), grid, args.horizon,
-                           args.runs, **exp.options(out))
-        title = f"{exp.env_name}, {args.agent}: T = {args.horizon:,}, {args.runs} runs"
-        plot_name = _write_plot(results, out, exp, title)
-        plot_final(results, grid, out / "final.png", title=title)
-        exp.summary(results, out, plot_name, extra="![final.png](final.png)")
-        exp.finish(out)
-    except BaseException:
-        _release(exp, out, created)
-        raise
-    _print_table(results)
-    exp.print_compile_time(results)
-    print(f"results written to {out}/ (summary.md, {plot_name}, final.png, <point>.json/.npy)")
-    return 0
+        return jb.sweep(exp.env, agent, jax.random.key(args.seed), grid, args.horizon,
+                        args.runs, **options)
 
-
+    title = f"{exp.env_name}, {args.agent}: T = {args.horizon:,}, {args.runs} runs"
+    return exp.execute(compute, title, "final.png, <point>.json/.npy", grid=grid)

@@ -14,7 +14,7 @@ from typing import Any
 
 from jaxbandits.cli._folders import FILES_RECORD, _prepare_out, _record_files
 from jaxbandits.cli._parser import DEFAULT_HORIZON, DEFAULT_RUNS
-from jaxbandits.cli._reports import _table_markdown
+from jaxbandits.cli._reports import _print_table, _table_markdown
 from jaxbandits.cli._settings import _raw_settings, _read_values
 from jaxbandits.results import config_of
 
@@ -87,6 +87,33 @@ class _Experiment:
             "compilation_cache", "log_x", "log_y", "title")}
         return {"options": _jsonable(options), "backend": jax.devices()[0].platform,
                 "x64": bool(jax.config.jax_enable_x64), "jaxbandits": _package_version()}
+
+    def execute(self, compute, title: str, files: str,
+                grid: dict[str, list[Any]] | None = None) -> int:
+        """Runs ``compute(runner options) -> {label: Result}`` into the prepared results folder,
+        writes the plot (and for a sweep's ``grid`` ``final.png``) and ``summary.md``, records
+        the files, then prints the table; a failure releases the folder (removed if this
+        command created it and it is still empty)."""
+        out, created = self.out()
+        try:
+            self.announce()
+            results = compute(self.options(out))
+            plot_name = _write_plot(results, out, self, title)
+            extra = ""
+            if grid is not None:
+                from jaxbandits.plotting import plot_final
+
+                plot_final(results, grid, out / "final.png", title=title)
+                extra = "![final.png](final.png)"
+            self.summary(results, out, plot_name, extra=extra)
+            self.finish(out)
+        except BaseException:
+            _release(self, out, created)
+            raise
+        _print_table(results)
+        self.print_compile_time(results)
+        print(f"results written to {out}/ (summary.md, {plot_name}, {files})")
+        return 0
 
     def finish(self, out: Path) -> None:
         """Records the files this run wrote and releases the folder."""
