@@ -39,8 +39,8 @@ def render_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], *,
       format: ``"markdown"`` (``| a | b |`` lines; ``|`` inside a cell is escaped) or
         ``"text"`` (columns padded to their widest cell, two spaces apart).
       align: one letter per column, ``"l"`` (left) or ``"r"`` (right). Plain text defaults to
-        the first column left and the others right; markdown writes alignment markers
-        (``:---``, ``---:``) only when ``align`` is given.
+        the first column left and the others right; markdown marks right-aligned columns
+        (``---:``) only when ``align`` is given (its columns are left-aligned by default).
       title: a line above the table (with a blank line after it), such as ``"### Results"``.
       note: a paragraph under the table (after a blank line): units, what the numbers are.
 
@@ -62,7 +62,7 @@ def render_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], *,
         def line(row: list[str]) -> str:
             return "| " + " | ".join(c.replace("|", "\\|") for c in row) + " |"
 
-        marks = {"l": ":---", "r": "---:"}
+        marks = {"l": "---", "r": "---:"}
         rule = "|" + "|".join(marks[s] if align else "---" for s in sides) + "|"
         lines = [line(headers), rule] + [line(row) for row in cells]
     elif format == "text":

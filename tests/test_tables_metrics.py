@@ -98,7 +98,7 @@ def test_render_table_markdown_and_text():
     assert render_table(["agent", "final"], rows) == (
         "| agent | final |\n|---|---|\n| lin-ts | 1.50 ± 0.10 |\n| a\\|b | 2 |")
     assert render_table(["agent", "final"], rows, align="lr", title="### T", note="n") == (
-        "### T\n\n| agent | final |\n|:---|---:|\n| lin-ts | 1.50 ± 0.10 |\n| a\\|b | 2 |\n\nn")
+        "### T\n\n| agent | final |\n|---|---:|\n| lin-ts | 1.50 ± 0.10 |\n| a\\|b | 2 |\n\nn")
     assert render_table(["agent", "final"], rows, format="text").splitlines() == [
         "agent         final", "lin-ts  1.50 ± 0.10", "a|b               2"]
     with pytest.raises(ValueError, match="row 0 has 1 cells"):
