@@ -123,3 +123,17 @@ def test_python_dash_m_jaxbandits_is_the_command_line(monkeypatch, capsys):
         runpy.run_module("jaxbandits", run_name="__main__")
     assert exit_.value.code == 0
     assert capsys.readouterr().out.startswith("jaxbandits ")
+
+
+def test_list_prints_the_papers_the_registry_records(capsys):
+    """``jaxbandits list`` cites each environment's and agent's paper exactly as the registry
+    holds it (the command converts nothing)."""
+    from jaxbandits.cli import main
+    from jaxbandits.registry import AGENTS, ENVS, describe_agent
+
+    assert main(["list"]) == 0
+    lines = set(capsys.readouterr().out.splitlines())
+    rows = [(name, cls.description, cls.paper) for name, cls in ENVS.items()]
+    rows += [(name, *describe_agent(name)) for name in AGENTS]
+    for row in rows:
+        assert "| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" in lines, row
