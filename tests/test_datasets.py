@@ -22,7 +22,8 @@ import numpy as np
 import pytest
 
 import jaxbandits as jb
-from jaxbandits.cli import _table_markdown, main
+from jaxbandits.cli import main
+from jaxbandits.cli._reports import _table_markdown
 from jaxbandits.envs import datasets
 from jaxbandits.envs.datasets import DataNotFoundError, block_features, load_dataset
 

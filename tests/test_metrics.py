@@ -285,7 +285,7 @@ def test_plot_regret_of_an_extra_metric(base):
 
 
 def test_cli_table_has_a_column_per_metric(base):
-    from jaxbandits.cli import _ci, _table_markdown
+    from jaxbandits.cli._reports import _ci, _table_markdown
 
     table = _table_markdown({"lin-ts": base}).splitlines()
     headers = [h.strip() for h in table[0].strip("|").split("|")]

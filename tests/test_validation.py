@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import jaxbandits as jb
-from jaxbandits import cli
+from jaxbandits.cli import _folders as cli
 from jaxbandits.cli import main
 from jaxbandits.core import check_types, field_kinds
 from jaxbandits.registry import AGENTS, ENVS
