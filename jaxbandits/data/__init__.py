@@ -27,14 +27,6 @@ Example::
 from jaxbandits.data.catalog import CATEGORICAL_ENCODINGS, DATASETS, DatasetInfo
 from jaxbandits.data.downloads import download
 from jaxbandits.data.load import load_dataset
-from jaxbandits.data.logged import (
-    OBD_CAMPAIGNS,
-    OBD_POLICIES,
-    BanditLog,
-    load_logs,
-    load_obd_logs,
-    obd_bts_prior,
-)
 from jaxbandits.data.locate import (
     DataNotFoundError,
     cache_dir,
@@ -42,6 +34,14 @@ from jaxbandits.data.locate import (
     locate_file,
     search_dirs,
     user_data_dir,
+)
+from jaxbandits.data.logged import (
+    OBD_CAMPAIGNS,
+    OBD_POLICIES,
+    BanditLog,
+    load_logs,
+    load_obd_logs,
+    obd_bts_prior,
 )
 from jaxbandits.data.readers import DataFileError
 from jaxbandits.data.table import (

@@ -16,8 +16,9 @@ the names and definitions of the Open Bandit Pipeline (Saito et al. 2021;
 ``InverseProbabilityWeighting``, ``SelfNormalizedInverseProbabilityWeighting``,
 ``DirectMethod``, ``DoublyRobust``, ``SwitchDoublyRobust``; their ``lambda_`` is
 ``max_weight`` for IPS and DR, and ``switch_threshold`` (tau, the weights unclipped) for
-switch-DR; OBP's SNIPS has no clipping, here ``max_weight`` clips its weights too). For slates (a log with positions) each round uses the target's probabilities and the
-reward model at the logged position.
+switch-DR; OBP's SNIPS has no clipping, here ``max_weight`` clips its weights too). For
+slates (a log with positions) each round uses the target's probabilities and the reward model
+at the logged position.
 
 Every estimator is a ratio of two sums over rounds, ``sum_i c_i u_i / sum_i c_i v_i`` (``v = 1``
 except SNIPS's ``w``), with ``c_i = 1`` for the estimate and ``c_i`` the multiplicities of a
