@@ -208,7 +208,8 @@ def beta_thompson_probs(alpha: jax.Array, beta: jax.Array, num_positions: int = 
     survival functions (dynamic programming over arms before and after a, truncated at L).
     The integral is a trapezoid rule on ``num_points`` points per arm, spread over
     ``mean +- (10, 40) sd`` of each arm's Beta (log-densities; survival functions from the same
-    rule), so the result has quadrature error only.
+    rule), so the result has quadrature error only (each position's probabilities are then
+    normalised to sum to 1).
 
     Args:
       alpha, beta: ``(K,)`` positive Beta parameters (prior plus successes and failures).
@@ -262,4 +263,5 @@ def _beta_thompson(alpha, beta, num_positions, num_points):
     others = sum(before[..., j:j + 1] * jnp.pad(after, ((0, 0), (0, 0), (j, 0)))
                  [..., :num_positions] for j in range(num_positions))  # (K, G, L)
     integrand = pdf[..., None] * others
-    return jnp.sum(0.5 * (integrand[:, 1:] + integrand[:, :-1]) * dx[None, :, None], axis=1)
+    probs = jnp.sum(0.5 * (integrand[:, 1:] + integrand[:, :-1]) * dx[None, :, None], axis=1)
+    return probs / jnp.sum(probs, axis=0)  # each position's law sums to 1
