@@ -8,6 +8,7 @@ comparisons (clipping levels are traced values), one more the synthetic checks.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from pathlib import Path
@@ -19,6 +20,7 @@ import pytest
 
 import jaxbandits as jb
 from jaxbandits.data import BanditLog, DataFileError, load_logs
+from jaxbandits.ope import ESTIMATORS
 
 REFERENCE = json.loads((Path(__file__).parent / "data" / "obp_ope_reference.json").read_text())
 
@@ -87,9 +89,15 @@ def test_estimators_equal_numpy_reference_and_obp_on_obd_logs(obd_case):
     assert REFERENCE["clipped"]["snips"] == REFERENCE["plain"]["snips"]
 
 
-def _synthetic(key, n=4000, k=4, d=3, noise=True):
+def _synthetic(key, n=2000, k=4, d=3, noise=True):
     """A log of a known problem: mean reward ``mu(x, a) = sigmoid(x @ theta_a)``, a
     non-uniform logging policy, and a target policy; ``(log, mu, target, true value)``."""
+    log, mu, target, value = _synthetic_jit(key, n, k, d, noise)
+    return log, mu, target, float(value)
+
+
+@functools.partial(jax.jit, static_argnums=(1, 2, 3, 4))
+def _synthetic_jit(key, n, k, d, noise):
     kx, kt, kl, ka, kr, kp = jax.random.split(key, 6)
     x = jax.random.normal(kx, (n, d))
     theta = jax.random.normal(kt, (k, d))
@@ -102,33 +110,32 @@ def _synthetic(key, n=4000, k=4, d=3, noise=True):
     log = BanditLog(context=x, action=action.astype(jnp.int32), reward=reward,
                     pscore=logging[jnp.arange(n), action], position=jnp.zeros(n, jnp.int32),
                     num_actions=k, num_positions=1, name="synthetic")
-    return log, mu, target, float(jnp.mean(jnp.sum(target * mu, axis=1)))
+    return log, mu, target, jnp.mean(jnp.sum(target * mu, axis=1))
 
 
-def test_dr_with_a_perfect_reward_model_has_no_bias():
+def test_dr_with_a_perfect_reward_model_has_no_bias_and_intervals():
     # noiseless rewards: DR (and DM) with q = mu are the target's value exactly, whatever the
     # logging policy; with Bernoulli rewards, DR is within its standard error of the value
     # even when the reward model is wrong (q = 0: DR is IPS), while DM with q = 0 is not.
+    # Two policies per call (the target and the uniform one): one compiled program a kind.
     log, mu, target, value = _synthetic(jax.random.key(0), noise=False)
-    exact = jb.ope.evaluate(log, target, mu, estimators=("dm", "dr"), interval="normal")
-    np.testing.assert_allclose(exact.value, [value, value], rtol=1e-5)
+    both = jnp.stack([target, jnp.full_like(target, 0.25)])
+    dm, dr = ESTIMATORS.index("dm"), ESTIMATORS.index("dr")
+    exact = jb.ope.evaluate(log, both, mu, interval="normal")
+    np.testing.assert_allclose(exact.value[0, [dm, dr]], [value, value], rtol=1e-5)
     log, mu, target, value = _synthetic(jax.random.key(1))
     for q in (mu, jnp.zeros_like(mu)):
-        r = jb.ope.evaluate(log, target, q, estimators=("dm", "dr"), interval="normal")
-        assert abs(r["dr"] - value) < 4 * r.std_error[1]
-    assert abs(r["dm"]) < 1e-12 < value  # the wrong model's DM: 0, far from the value
-    assert r.lower[1] < r["dr"] < r.upper[1]
-
-
-def test_bootstrap_interval_and_policy_axis():
-    log, mu, target, value = _synthetic(jax.random.key(2), n=2000)
-    both = jnp.stack([target, jnp.full_like(target, 0.25)])
+        r = jb.ope.evaluate(log, both, q, interval="normal")
+        assert abs(r.value[0, dr] - value) < 4 * r.std_error[0, dr]
+    assert abs(r.value[0, dm]) < 1e-12 < value  # the wrong model's DM: 0, far from the value
+    # the bootstrap percentile interval: the same estimates, an interval about as wide as the
+    # normal one (2 * 1.96 se), all estimators and both policies from one call
     boot = jb.ope.evaluate(log, both, mu, num_bootstrap=400, key=3)
     normal = jb.ope.evaluate(log, both, mu, interval="normal")
     np.testing.assert_allclose(boot.value, normal.value, rtol=1e-6)
-    assert boot.value.shape == (2, 5) and np.all(boot.lower < boot.value)
-    assert np.all(boot.value < boot.upper)
-    # the percentile interval's width is about the normal one's (2 * 1.96 se), DM's excepted
+    assert boot.value.shape == (2, 5)
+    assert np.all((boot.lower < boot.value) & (boot.value < boot.upper))
+    assert np.all((normal.lower < normal.value) & (normal.value < normal.upper))
     ratio = (boot.upper - boot.lower) / (normal.upper - normal.lower)
     assert np.all((ratio > 0.7) & (ratio < 1.3)), ratio
     assert "ips" in boot.table() and boot["snips"].shape == (2,)
@@ -136,7 +143,7 @@ def test_bootstrap_interval_and_policy_axis():
 
 def test_monte_carlo_probabilities_within_their_stated_error():
     log, _, _, _ = _synthetic(jax.random.key(4), n=64, d=3)
-    agent = jb.agents.Softmax(agent=jb.make_agent("lin-ucb"), temperature=0.5)
+    agent = jb.agents.Softmax(agent=jb.make_agent("greedy"), temperature=0.5)
     state = jb.ope.fit_on_log(agent, log.take(slice(0, 48)), key=0)
     target = log.take(slice(48, None))
     exact = jb.ope.action_probs(agent, state, target, key=5)
@@ -158,23 +165,24 @@ def test_monte_carlo_probabilities_within_their_stated_error():
 
 
 def test_beta_thompson_probabilities_match_sampling():
-    # the exact rank probabilities of Bernoulli TS under OBD's men prior against 200,000
+    # the exact rank probabilities of Bernoulli TS under OBD's men prior against 100,000
     # NumPy draws, and against OBP's own 10,000-draw estimate saved with the reference
-    alpha, beta = jb.data.obd_bts_prior("men")
+    alpha, beta = (jnp.asarray(a, jnp.float32) for a in jb.data.obd_bts_prior("men"))
     exact = np.asarray(jb.ope.beta_thompson_probs(alpha, beta, 3))
     assert exact.shape == (34, 3)
     np.testing.assert_allclose(exact.sum(0), 1.0, rtol=1e-6)
     rng = np.random.default_rng(0)
-    draws = 200_000
-    top = np.argsort(-rng.beta(alpha, beta, size=(draws, alpha.size)), axis=1)[:, :3]
+    draws = 100_000
+    draw = rng.beta(np.asarray(alpha, np.float64), np.asarray(beta, np.float64),
+                    size=(draws, 34))
+    top = np.argsort(-draw, axis=1)[:, :3]
     mc = np.stack([np.bincount(top[:, j], minlength=34) for j in range(3)], 1) / draws
     se = np.sqrt(exact * (1 - exact) / draws)
     assert np.all(np.abs(mc - exact) <= 4.5 * se + 1e-6)
     obp = np.asarray(REFERENCE["action_dist"])
     assert np.all(np.abs(obp - exact) <= 4.5 * np.sqrt(exact * (1 - exact) / 10_000) + 1e-6)
     # an agent's route to them: bernoulli-ts with the prior as its per-arm prior
-    agent = jb.make_agent("bernoulli-ts", prior_alpha=jnp.asarray(alpha),
-                          prior_beta=jnp.asarray(beta))
+    agent = jb.make_agent("bernoulli-ts", prior_alpha=alpha, prior_beta=beta)
     state = agent.init(jax.random.key(0), jb.Spec(dim=1, num_arms=34, fixed_arms=True))
     got = jb.ope.action_probs(agent, state, jnp.zeros((2, 1)), num_positions=3,
                               context_fn=lambda x: jb.Context(arms=jnp.zeros((34, 1))))
@@ -182,17 +190,17 @@ def test_beta_thompson_probabilities_match_sampling():
     np.testing.assert_allclose(got.probs[1], exact, rtol=1e-6)
 
 
-def test_ridge_fit_is_the_sequential_ridge_estimate():
+def test_ridge_fit_is_the_ridge_estimate_per_group():
     rng = np.random.default_rng(0)
-    x = jnp.asarray(rng.normal(size=(30, 3)), jnp.float32)
-    y = jnp.asarray(rng.normal(size=30), jnp.float32)
-    group = jnp.asarray(rng.integers(0, 2, 30))  # group 2 has no rows
-    theta = jb.linalg.ridge_fit(x, y, group, 3, 0.5)
+    x, y = rng.normal(size=(30, 3)), rng.normal(size=30)
+    group = rng.integers(0, 2, 30)  # group 2 has no rows
+    theta = np.asarray(jb.linalg.ridge_fit(jnp.asarray(x, jnp.float32),
+                                           jnp.asarray(y, jnp.float32), jnp.asarray(group), 3,
+                                           0.5))
     for g in range(2):
-        state = jb.linalg.ridge_init(3, 0.5)
-        for i in np.flatnonzero(np.asarray(group) == g):
-            state = jb.linalg.ridge_update(state, x[i], y[i])
-        np.testing.assert_allclose(theta[g], state.mean, rtol=1e-4, atol=1e-5)
+        xg, yg = x[group == g], y[group == g]
+        want = np.linalg.solve(0.5 * np.eye(3) + xg.T @ xg, xg.T @ yg)
+        np.testing.assert_allclose(theta[g], want, rtol=1e-4, atol=1e-5)
     np.testing.assert_array_equal(theta[2], 0.0)
 
 

@@ -294,10 +294,8 @@ def _evaluate(log, probs, q, estimators, max_weight, switch_threshold, key, num_
 
 def _bootstrap_counts(key: jax.Array, n: int, num: int, dtype) -> jax.Array:
     """``(num, n)`` how often each round is drawn in each of ``num`` resamples of size n."""
-    def one(k):
-        idx = jax.random.randint(k, (n,), 0, n)
-        return jnp.zeros((n,), dtype).at[idx].add(1.0)
-    return jax.lax.map(one, jax.random.split(key, num), batch_size=64)
+    idx = jax.random.randint(key, (num, n), 0, n)
+    return jnp.zeros((num, n), dtype).at[jnp.arange(num)[:, None], idx].add(1.0)
 
 
 @functools.partial(jax.jit, static_argnames=("estimators", "num_draws"))
