@@ -7,7 +7,7 @@ exactly (``jb.ope.beta_thompson_probs``, one-dimensional integrals) and by Monte
 sampling (``jb.ope.action_probs`` of a ``bernoulli-ts`` agent with the prior, ``num_draws``
 draws, as OBP's ``BernoulliTS.compute_batch_action_dist``). Each estimator of
 ``jb.ope.evaluate`` (reward model: per-action-and-position ridge) is compared with the BTS
-policy's on-policy click rate in the ``bts/`` log of the campaign (Saito et al. 2021, Sec. 5).
+policy's on-policy click rate in the ``bts/`` log of the campaign (Saito et al. 2020).
 
 With ``--obp-python`` (a Python 3.10 interpreter with ``obp==0.5.7``), OBP computes its BTS
 action distribution and its estimators on the same logs, with its own probabilities and with

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import csv
 import gzip
+import importlib.util
 import math
 import os
 from collections.abc import Mapping, Sequence
@@ -330,7 +331,9 @@ def load_obd_logs(policy: str = "random", campaign: str = "all",
         its prior is :func:`obd_bts_prior`).
       campaign: ``"all"``, ``"men"`` or ``"women"``.
       path: the ``obd`` folder (holding ``<policy>/<campaign>/``); default: the ``obd``
-        subfolder of each folder of :func:`~jaxbandits.data.search_dirs`.
+        subfolder (or the folder itself) of each folder of
+        :func:`~jaxbandits.data.search_dirs`, then the samples bundled with the ``obp``
+        package if it is installed.
 
     Raises:
       DataNotFoundError: no file (the message says where it looked).
@@ -394,10 +397,21 @@ def _read_prior_yaml(text: str) -> dict[str, dict[str, list[float]]]:
 
 
 def _find_obd(relative: Path, path) -> Path:
+    """``<obd>/relative`` in ``path``, else in the ``obd`` subfolder (or the folder itself) of
+    each data folder, and last in the ``obp`` package's bundled copy if it is installed."""
     if path is not None:
         roots = [Path(path).expanduser()]
     else:
         roots = [root for folder in search_dirs() for root in (folder / "obd", folder)]
+        spec = importlib.util.find_spec("obp")
+        if spec is not None and spec.origin:
+            package = Path(spec.origin).parent
+            roots.append(package / "dataset" / "obd")
+            if relative.name == "bts_prior.yaml":
+                relative_in_obp = package / "policy" / "conf" / "prior_bts.yaml"
+                if relative_in_obp.is_file() and not any((r / relative).is_file()
+                                                         for r in roots):
+                    return relative_in_obp
     for root in roots:
         if (root / relative).is_file():
             return root / relative

@@ -12,7 +12,7 @@ by default)::
     dr         dm + (1/n) sum_i w_i (r_i - q(x_i, a_i))                     (Dudik et al. 2011)
     switch-dr  dm + (1/n) sum_i 1[w_i <= tau] w_i (r_i - q(x_i, a_i))        (Wang et al. 2017)
 
-the names and definitions of the Open Bandit Pipeline (Saito et al. 2021;
+the names and definitions of the Open Bandit Pipeline (Saito et al. 2020;
 ``InverseProbabilityWeighting``, ``SelfNormalizedInverseProbabilityWeighting``,
 ``DirectMethod``, ``DoublyRobust``, ``SwitchDoublyRobust``; their ``lambda_`` is
 ``max_weight`` for IPS and DR, and ``switch_threshold`` (tau, the weights unclipped) for
