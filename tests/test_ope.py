@@ -141,6 +141,21 @@ def test_dr_with_a_perfect_reward_model_has_no_bias_and_intervals():
     assert "ips" in boot.table() and boot["snips"].shape == (2,)
 
 
+@pytest.mark.full  # trains a network (one more compiled program)
+def test_mlp_reward_model_fits_and_dr_with_it_stays_unbiased():
+    log, mu, target, value = _synthetic(jax.random.key(1))
+    model = jb.ope.fit_reward_model(log, "mlp", num_steps=200, key=0)
+    q = model.predict(log)
+    assert q.shape == (log.num_rounds, log.num_actions)
+    ridge = jb.ope.fit_reward_model(log).predict(log)
+    mse = [float(jnp.mean((m - mu) ** 2)) for m in (q, ridge, jnp.zeros_like(mu))]
+    assert mse[0] < 0.5 * mse[2] and mse[1] < 0.5 * mse[2], mse  # both learnt mu
+    both = jnp.stack([target, jnp.full_like(target, 0.25)])
+    r = jb.ope.evaluate(log, both, q, interval="normal")
+    dr = ESTIMATORS.index("dr")
+    assert abs(r.value[0, dr] - value) < 4 * r.std_error[0, dr]
+
+
 def test_monte_carlo_probabilities_within_their_stated_error():
     log, _, _, _ = _synthetic(jax.random.key(4), n=64, d=3)
     agent = jb.agents.Softmax(agent=jb.make_agent("greedy"), temperature=0.5)
