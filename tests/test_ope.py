@@ -89,15 +89,15 @@ def test_estimators_equal_numpy_reference_and_obp_on_obd_logs(obd_case):
     assert REFERENCE["clipped"]["snips"] == REFERENCE["plain"]["snips"]
 
 
-def _synthetic(key, n=2000, k=4, d=3, noise=True):
+def _synthetic(key, n=2000, k=4, d=3):
     """A log of a known problem: mean reward ``mu(x, a) = sigmoid(x @ theta_a)``, a
     non-uniform logging policy, and a target policy; ``(log, mu, target, true value)``."""
-    log, mu, target, value = _synthetic_jit(key, n, k, d, noise)
+    log, mu, target, value = _synthetic_jit(key, n, k, d)
     return log, mu, target, float(value)
 
 
-@functools.partial(jax.jit, static_argnums=(1, 2, 3, 4))
-def _synthetic_jit(key, n, k, d, noise):
+@functools.partial(jax.jit, static_argnums=(1, 2, 3))
+def _synthetic_jit(key, n, k, d):
     kx, kt, kl, ka, kr, kp = jax.random.split(key, 6)
     x = jax.random.normal(kx, (n, d))
     theta = jax.random.normal(kt, (k, d))
@@ -105,7 +105,7 @@ def _synthetic_jit(key, n, k, d, noise):
     logging = jax.nn.softmax(x @ jax.random.normal(kl, (k, d)).T, axis=1)
     action = jax.random.categorical(ka, jnp.log(logging), axis=1)
     mean = mu[jnp.arange(n), action]
-    reward = jax.random.bernoulli(kr, mean).astype(x.dtype) if noise else mean
+    reward = jax.random.bernoulli(kr, mean).astype(x.dtype)
     target = jax.nn.softmax(2.0 * x @ jax.random.normal(kp, (k, d)).T, axis=1)
     log = BanditLog(context=x, action=action.astype(jnp.int32), reward=reward,
                     pscore=logging[jnp.arange(n), action], position=jnp.zeros(n, jnp.int32),
@@ -118,12 +118,12 @@ def test_dr_with_a_perfect_reward_model_has_no_bias_and_intervals():
     # logging policy; with Bernoulli rewards, DR is within its standard error of the value
     # even when the reward model is wrong (q = 0: DR is IPS), while DM with q = 0 is not.
     # Two policies per call (the target and the uniform one): one compiled program a kind.
-    log, mu, target, value = _synthetic(jax.random.key(0), noise=False)
+    log, mu, target, value = _synthetic(jax.random.key(1))
     both = jnp.stack([target, jnp.full_like(target, 0.25)])
     dm, dr = ESTIMATORS.index("dm"), ESTIMATORS.index("dr")
-    exact = jb.ope.evaluate(log, both, mu, interval="normal")
+    noiseless = log.replace(reward=mu[jnp.arange(log.num_rounds), log.action])
+    exact = jb.ope.evaluate(noiseless, both, mu, interval="normal")
     np.testing.assert_allclose(exact.value[0, [dm, dr]], [value, value], rtol=1e-5)
-    log, mu, target, value = _synthetic(jax.random.key(1))
     for q in (mu, jnp.zeros_like(mu)):
         r = jb.ope.evaluate(log, both, q, interval="normal")
         assert abs(r.value[0, dr] - value) < 4 * r.std_error[0, dr]
