@@ -303,7 +303,8 @@ def _mc_std_error(log, probs, q, estimators, max_weight, switch_threshold, num_d
     """``(P, E)`` the Monte Carlo standard error of each estimate, linearised in the action
     probabilities: each independent categorical draw (a round's distribution, or a context-free
     policy's distribution at one position) contributes ``(sum_a g_a^2 p_a - (sum_a g_a p_a)^2)
-    / M`` for the gradient ``g`` of the estimate in its probabilities and M draws."""
+    / M`` for the gradient ``g`` of the estimate in its probabilities and M draws. Covariances
+    between the positions of one slate draw are ignored (each round reads one position)."""
     def point(table, e):
         u, v = round_terms(log, table, q, max_weight, switch_threshold, (e,))
         return u.sum() / v.sum()
