@@ -46,6 +46,7 @@ from jaxbandits.linalg.perturb import (
 from jaxbandits.linalg.ridge import (
     RidgeState,
     ridge_covariance,
+    ridge_fit,
     ridge_init,
     ridge_sample,
     ridge_sq_widths,
@@ -89,6 +90,7 @@ __all__ = [
     "prior_factor",
     "reference_sample",
     "ridge_covariance",
+    "ridge_fit",
     "ridge_init",
     "ridge_sample",
     "ridge_sq_widths",
