@@ -11,10 +11,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from reproduce_checks import ROOT, run_notebook
-from reproduce_checks import load as _load
 from reproduce_checks import run_tiny as _run
 
 import jaxbandits as jb
+from benchmarks import anytime_fig1, anytime_fig2, anytime_fig3
 from jaxbandits.simulate import trace_counts
 
 pytestmark = pytest.mark.full
@@ -27,7 +27,7 @@ def _chunk_traces() -> int:
 
 
 def test_anytime_fig1_tiny(tmp_path):
-    module, config, report = _run("anytime_fig1", tmp_path)
+    module, config, report = _run(anytime_fig1, tmp_path)
     dts = [f"DT{t}" for t in config.first_epochs]
     lin = report.table("E-LIN")
     assert lin.row_labels == (["Lin-ES", f"Lin-ES (sigma_R={module.LIN_ES_DIAGNOSTIC:g})"]
@@ -51,7 +51,7 @@ def test_anytime_fig1_tiny(tmp_path):
 
 def test_anytime_fig2_tiny_and_the_grids_share_programs(tmp_path):
     before = _chunk_traces()
-    module, config, report = _run("anytime_fig2", tmp_path)
+    module, config, report = _run(anytime_fig2, tmp_path)
     # the m sweep is one program; the lambda and sigma_R sweeps (same grid length) share one
     assert _chunk_traces() - before <= 2
     assert report.table("(a)").row_labels == [
@@ -70,7 +70,7 @@ def test_anytime_fig2_tiny_and_the_grids_share_programs(tmp_path):
 
 def test_anytime_fig3_tiny_is_one_program(tmp_path):
     before = _chunk_traces()
-    module, config, report = _run("anytime_fig3", tmp_path)
+    module, config, report = _run(anytime_fig3, tmp_path)
     assert _chunk_traces() - before <= 1
     grid = report.table("Final regret")
     assert grid.row_labels == [f"T_0 = {t}" for t in config.first_epochs]
@@ -84,7 +84,7 @@ def test_anytime_fig3_tiny_is_one_program(tmp_path):
 
 
 def test_solver_switch_reaches_every_glm_agent():
-    fig1 = _load("anytime_fig1")
+    fig1 = anytime_fig1
     args = fig1.parse_args("anytime_fig1", fig1.__doc__, ["--scale", "tiny", "--solver", "newton"])
     assert (args.scale, args.solver) == ("tiny", "newton")
     assert fig1.parse_args("anytime_fig1", fig1.__doc__, []).solver == "gd"
@@ -96,7 +96,7 @@ def test_solver_switch_reaches_every_glm_agent():
 
 def test_anytime_notebook_runs_at_tiny_sizes():
     namespace = run_notebook(NOTEBOOK, SCALE="tiny")
-    assert namespace["cfg1"] is _load("anytime_fig1").SCALES["tiny"]
+    assert namespace["cfg1"] is anytime_fig1.SCALES["tiny"]
     assert namespace["claims"]
     import matplotlib.pyplot as plt
 

@@ -14,8 +14,9 @@ import json
 import numpy as np
 import pytest
 from reproduce_checks import ROOT, run_notebook
-from reproduce_checks import load as _load
 from reproduce_checks import run_tiny as _run
+
+from benchmarks import dueling_acceptance, dueling_figs
 
 pytestmark = pytest.mark.full
 
@@ -23,7 +24,7 @@ NOTEBOOK = ROOT / "notebooks" / "dueling.ipynb"
 
 
 def test_dueling_figs_tiny(tmp_path):
-    module, config, report = _run("dueling_figs", tmp_path)
+    module, config, report = _run(dueling_figs, tmp_path)
     label = module.label
     figure2 = report.table("Fig. 2 / Fig. E.1")
     assert figure2.columns[1:] == [f"{t} (T = {h})" for t, h in config.tasks]
@@ -78,7 +79,7 @@ def test_dueling_figs_tiny(tmp_path):
 
 
 def test_dueling_acceptance_tiny(tmp_path):
-    module, config, report = _run("dueling_acceptance", tmp_path)
+    module, config, report = _run(dueling_acceptance, tmp_path)
     figs = module.D
     table = report.table("R(t)/t over the second half")
     agents = [f"nvldb-{r}" for r in config.nvldb] + list(figs.ACCEPTANCE)
@@ -101,7 +102,7 @@ def test_dueling_notebook_runs_at_tiny_sizes():
     cells = json.loads(NOTEBOOK.read_text())["cells"]
     assert all(not c.get("outputs") for c in cells if c["cell_type"] == "code")  # stored clean
     namespace = run_notebook(NOTEBOOK, SCALE="tiny")
-    module = _load("dueling_figs")
+    module = dueling_figs
     config = module.SCALES["tiny"]
     assert namespace["cfg"] is config
     assert list(namespace["results"]) == [module.label(n) for n in config.demo_agents]

@@ -14,8 +14,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from reproduce_checks import ROOT, run_notebook
-from reproduce_checks import load as _load
 from reproduce_checks import run_tiny as _run
+
+from benchmarks import ensemble_pp_neural
 
 pytestmark = pytest.mark.full
 
@@ -24,7 +25,7 @@ NOTEBOOK = ROOT / "notebooks" / "neural_ensemblepp.ipynb"
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
-    return _run("ensemble_pp_neural", tmp_path_factory.mktemp("ensemble_pp_neural"))
+    return _run(ensemble_pp_neural, tmp_path_factory.mktemp("ensemble_pp_neural"))
 
 
 def test_ensemble_pp_neural_tiny(tiny):
@@ -71,5 +72,5 @@ def test_ensemble_pp_neural_tiny(tiny):
 
 def test_ensemble_pp_neural_notebook_runs_at_tiny_sizes(tiny):
     namespace = run_notebook(NOTEBOOK, SCALE="tiny")
-    assert namespace["config"] is _load("ensemble_pp_neural").SCALES["tiny"]
+    assert namespace["config"] is ensemble_pp_neural.SCALES["tiny"]
     assert namespace["claims"]

@@ -11,8 +11,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from reproduce_checks import ROOT, run_notebook
-from reproduce_checks import load as _load
 from reproduce_checks import run_tiny as _run
+
+from benchmarks import neural_fig1, neurallog_figs
 
 pytestmark = pytest.mark.full
 
@@ -20,7 +21,7 @@ NOTEBOOK = ROOT / "notebooks" / "neural.ipynb"
 
 
 def test_neural_fig1_tiny(tmp_path):
-    module, config, report = _run("neural_fig1", tmp_path)
+    module, config, report = _run(neural_fig1, tmp_path)
     dts = [f"Neural-ES-DT{t}" for t in config.first_epochs]
     quad = report.table("E-QUAD")
     assert quad.row_labels == (["Neural-ES", *dts] + ["Neural-UCB"] * len(config.nn_scales)
@@ -39,7 +40,7 @@ def test_neural_fig1_tiny(tmp_path):
 
 
 def test_neurallog_figs_tiny(tmp_path):
-    module, config, report = _run("neurallog_figs", tmp_path)
+    module, config, report = _run(neurallog_figs, tmp_path)
     figures = report.table("Figures 1-2")
     assert figures.columns[1:] == ([f"Fig. 1 {f}" for f in config.functions]
                                    + [f"Fig. 2 {d}" for d in config.datasets])
@@ -62,5 +63,5 @@ def test_neurallog_figs_tiny(tmp_path):
 
 def test_neural_notebook_runs_at_tiny_sizes():
     namespace = run_notebook(NOTEBOOK, SCALE="tiny")
-    assert namespace["cfg_es"] is _load("neural_fig1").SCALES["tiny"]
+    assert namespace["cfg_es"] is neural_fig1.SCALES["tiny"]
     assert namespace["claims"]

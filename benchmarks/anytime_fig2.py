@@ -24,8 +24,8 @@ same instances and noise (common random numbers), so gaps are paired run by run;
 
 Run it from the repository root::
 
-    python benchmarks/reproduce/anytime_fig2.py                   # --scale small (CPU, minutes)
-    python benchmarks/reproduce/anytime_fig2.py --scale paper     # d = 20, K = 50, T = 10,000
+    python -m benchmarks.anytime_fig2                   # --scale small (CPU, minutes)
+    python -m benchmarks.anytime_fig2 --scale paper     # d = 20, K = 50, T = 10,000
 
 ``--solver gd`` (default) or ``newton``. It writes ``anytime_fig2.png`` and ``anytime_fig2.md``
 into ``--out`` (default ``results/reproduce/anytime_fig2/``).
@@ -34,21 +34,15 @@ into ``--out`` (default ``results/reproduce/anytime_fig2/``).
 from __future__ import annotations
 
 import dataclasses
-import sys
 from collections.abc import Sequence
-from pathlib import Path
 
-_HERE = Path(__file__).resolve().parent
-if str(_HERE) not in sys.path:
-    sys.path.insert(0, str(_HERE))
+import jax
+import numpy as np
 
-import _common as C  # noqa: E402  (puts the repository root on sys.path)
-import anytime_fig1 as fig1  # noqa: E402
-import jax  # noqa: E402
-import numpy as np  # noqa: E402
-
-import jaxbandits as jb  # noqa: E402
-from jaxbandits.results import Result  # noqa: E402
+import jaxbandits as jb
+from benchmarks import anytime_fig1 as fig1
+from benchmarks import framework as C
+from jaxbandits.results import Result
 
 NAME = "anytime_fig2"
 TITLE = "Anytime ensemble sampling, Figure 2 (a)-(c): GLM-ES ablations of m, lambda and sigma_R"
@@ -262,7 +256,7 @@ def draw(results: dict[str, dict], config: Config):
 def main(argv: Sequence[str] | None = None) -> C.Report:
     """Runs the reproduction at ``--scale`` and writes the PNG and the markdown report."""
     args = fig1.parse_args(NAME, __doc__, argv)
-    config = SCALES[args.scale]
+    config = C.configure(SCALES, args)
     out = C.output_dir(NAME, args.out)
     start = C.timer()
     print(f"{TITLE}\nscale {args.scale}, solver {args.solver}: {config}", flush=True)

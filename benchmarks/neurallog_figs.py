@@ -26,7 +26,7 @@ logged events (~800 accepted) x 3 runs; 1,010 s on the 2-core development machin
 ``paper`` (d = 20, pool 2,500, T = 2,000, 10 runs, OBD 10,000 events x 5 runs; for a GPU);
 ``tiny`` is for the tests. Run it from the repository root::
 
-    python benchmarks/reproduce/neurallog_figs.py                 # --scale small
+    python -m benchmarks.neurallog_figs                 # --scale small
 
 It writes ``neurallog_figs.png`` and ``neurallog_figs.md`` into ``--out`` (default
 ``results/reproduce/neurallog_figs/``).
@@ -36,21 +36,15 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import sys
 from collections.abc import Sequence
-from pathlib import Path
 
-_HERE = Path(__file__).resolve().parent
-if str(_HERE) not in sys.path:
-    sys.path.insert(0, str(_HERE))
+import jax
+import numpy as np
 
-import _common as C  # noqa: E402  (puts the repository root on sys.path)
-import anytime_fig1 as A  # noqa: E402
-import jax  # noqa: E402
-import numpy as np  # noqa: E402
-
-import jaxbandits as jb  # noqa: E402
-from jaxbandits.results import Result  # noqa: E402
+import jaxbandits as jb
+from benchmarks import anytime_fig1 as A
+from benchmarks import framework as C
+from jaxbandits.results import Result
 
 NAME = "neurallog_figs"
 TITLE = "Neural Logistic Bandits: Figure 1 (synthetic), Figure 2 (classification), Table 2 (OBD)"
@@ -82,7 +76,7 @@ class Config:
       obd_horizon, obd_runs: logged events replayed (about a fifth are accepted) and runs.
       obd_agents, widths, kappas, bounds: Table 2's columns and its m, kappa and S sweeps (the
         first value of each is the shared default row).
-      chunk_size, num_records: runner options (see :func:`_common.run_options`).
+      chunk_size, num_records: runner options (see :func:`benchmarks.framework.run_options`).
     """
 
     dim: int
@@ -360,7 +354,7 @@ def run(config: Config, key: jax.Array, progress: bool | None = False):
 def main(argv: Sequence[str] | None = None) -> C.Report:
     """Runs the reproduction at ``--scale`` and writes the PNG and the markdown report."""
     args = C.parse_args(NAME, __doc__.splitlines()[0], argv)
-    config = SCALES[args.scale]
+    config = C.configure(SCALES, args)
     out = C.output_dir(NAME, args.out)
     start = C.timer()
     print(f"{TITLE}\nscale {args.scale}: {config}", flush=True)

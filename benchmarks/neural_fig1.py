@@ -20,7 +20,7 @@ K = 10, T = 600, 4 instances, N = 20; a few minutes on a 2-core CPU) and ``paper
 K = 50, T = 10,000, 10 instances; meant for a GPU). ``tiny`` is for the tests. Run it from the
 repository root::
 
-    python benchmarks/reproduce/neural_fig1.py                    # --scale small
+    python -m benchmarks.neural_fig1                    # --scale small
 
 It writes ``neural_fig1.png`` and ``neural_fig1.md`` into ``--out`` (default
 ``results/reproduce/neural_fig1/``).
@@ -29,20 +29,14 @@ It writes ``neural_fig1.png`` and ``neural_fig1.md`` into ``--out`` (default
 from __future__ import annotations
 
 import dataclasses
-import sys
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
-_HERE = Path(__file__).resolve().parent
-if str(_HERE) not in sys.path:
-    sys.path.insert(0, str(_HERE))
+import jax
 
-import _common as C  # noqa: E402  (puts the repository root on sys.path)
-import anytime_fig1 as A  # noqa: E402
-import jax  # noqa: E402
-
-import jaxbandits as jb  # noqa: E402
-from jaxbandits.results import Result  # noqa: E402
+import jaxbandits as jb
+from benchmarks import anytime_fig1 as A
+from benchmarks import framework as C
+from jaxbandits.results import Result
 
 NAME = "neural_fig1"
 TITLE = ("Anytime ensemble sampling, Figure 1 E-DIST / E-QUAD (Neural-ES, DT variants) and "
@@ -61,7 +55,7 @@ class Config:
       nn_scales: the Neural-UCB / Neural-TS ``explore_scale`` grid.
       panels: which of :data:`PANELS` to run.
       nets: the Figure 2(d) ``(L, N)`` grid on E-QUAD (empty: skip the figure).
-      chunk_size, num_records: runner options (see :func:`_common.run_options`).
+      chunk_size, num_records: runner options (see :func:`benchmarks.framework.run_options`).
     """
 
     dim: int
@@ -252,7 +246,7 @@ def draw(panels: dict[str, A.PanelResult], nets: dict[tuple[int, int], Result], 
 def main(argv: Sequence[str] | None = None) -> C.Report:
     """Runs the reproduction at ``--scale`` and writes the PNG and the markdown report."""
     args = C.parse_args(NAME, __doc__.splitlines()[0], argv)
-    config = SCALES[args.scale]
+    config = C.configure(SCALES, args)
     out = C.output_dir(NAME, args.out)
     start = C.timer()
     print(f"{TITLE}\nscale {args.scale}: {config}", flush=True)

@@ -51,8 +51,8 @@ run per block (``lmc_block_runs``; see :class:`Config`). ``paper`` (T = 10^5 on 
 tasks, 10^4 on Shuttle and E10, 10 runs, M up to 64; for a GPU); ``tiny`` is for the tests.
 Run it from the repository root::
 
-    python benchmarks/reproduce/ensemble_pp_neural.py                  # --scale small
-    python benchmarks/reproduce/ensemble_pp_neural.py --scale paper    # GPU
+    python -m benchmarks.ensemble_pp_neural                  # --scale small
+    python -m benchmarks.ensemble_pp_neural --scale paper    # GPU
 
 It writes ``ensemble_pp_neural.png`` and ``ensemble_pp_neural.md`` into ``--out`` (default
 ``results/reproduce/ensemble_pp_neural/``).
@@ -64,23 +64,17 @@ import dataclasses
 import functools
 import itertools
 import math
-import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
-_HERE = Path(__file__).resolve().parent
-if str(_HERE) not in sys.path:
-    sys.path.insert(0, str(_HERE))
+import jax
+import jax.numpy as jnp
+import numpy as np
 
-import _common as C  # noqa: E402  (puts the repository root on sys.path)
-import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
-import numpy as np  # noqa: E402
-
-import jaxbandits as jb  # noqa: E402
-from jaxbandits.results import Result  # noqa: E402
+import jaxbandits as jb
+from benchmarks import framework as C
+from jaxbandits.results import Result
 
 NAME = "ensemble_pp_neural"
 TITLE = ("Neural Ensemble++: regret vs parameters, nonlinear tasks, decision-set size, buffer, "
@@ -146,7 +140,7 @@ class Config:
         tests' tiny networks and buffers), as ``((field, value), ...)``.
       blocks: blocks each point's runs are split into (2: one per core of the 2-core machine;
         1 on a GPU); results depend on it, not on the device count.
-      chunk_size, num_records: runner options (see :func:`_common.run_options`).
+      chunk_size, num_records: runner options (see :func:`benchmarks.framework.run_options`).
     """
 
     horizon: int
@@ -337,20 +331,20 @@ def make_agent(label: str, task: Task, config: Config, env=None):
 
 
 class Runner:
-    """Runs (and caches) agents on the tasks with common random numbers.
+    """Runs agents on the tasks through the reproductions' cached runner
+    (:class:`benchmarks.framework.Runner`: common random numbers, each point run once).
 
     :meth:`results` runs one agent on one task at the values of one field (an agent field, or
     an environment field as ``"env.<name>"``), the others fixed: one ``jb.sweep`` over the
-    values not cached yet. A point is cached by its task, agent and the fields that differ from
-    the task's base agent and environment, so a point asked for by two panels runs once.
+    values not run yet, so a point asked for by two panels runs once.
     """
 
     def __init__(self, config: Config, key: jax.Array, progress: bool | None = False,
-                 log: Callable[[str], None] | None = None):
+                 log: Callable[[str], None] | None = None, cache=None):
         self.config, self.key, self.progress = config, key, progress
         self.tasks = make_tasks(config)
         self.log = log or (lambda message: None)
-        self.cache: dict[tuple, Result] = {}
+        self.runs = C.Runner(key, cache=cache, progress=progress)
         self._envs: dict[str, Any] = {}
         self._agents: dict[tuple[str, str], Any] = {}
 
@@ -379,16 +373,6 @@ class Runner:
             block_runs = self.config.lmc_block_runs
         return {**options, "block_runs": block_runs}
 
-    def _key(self, task: str, label: str, fields: Mapping[str, Any]) -> tuple:
-        env, agent = self.env(task), self.agent(task, label)
-        differ = []
-        for name, value in fields.items():
-            base = (getattr(env, name[4:]) if name.startswith("env.")
-                    else getattr(agent, name, None))
-            if not (type(base) is type(value) and base == value):
-                differ.append((name, value))
-        return (task, label, tuple(sorted(differ, key=lambda item: item[0])))
-
     def _apply(self, task: str, label: str, fields: Mapping[str, Any]):
         env_fields = {n[4:]: v for n, v in fields.items() if n.startswith("env.")}
         agent_fields = {n: v for n, v in fields.items() if not n.startswith("env.")}
@@ -401,30 +385,20 @@ class Runner:
                 ) -> list[Result]:
         """``label`` on ``task`` at each of ``values`` of ``field`` (None: the base agent),
         with ``fixed`` fields set; one Result per value, in order."""
-        fixed = dict(fixed or {})
-        points = [{**fixed, **({field: v} if field is not None else {})} for v in values]
-        keys = [self._key(task, label, p) for p in points]
-        missing = list(dict.fromkeys(k for k in keys if k not in self.cache))
-        if missing:
-            t = self.tasks[task]
-            env, agent = self._apply(task, label, fixed)
-            todo = [values[keys.index(k)] for k in missing]
-            start = time.perf_counter()
-            if field is None:
-                results = [jb.simulate(env, agent, self.key, t.horizon, t.num_runs, name=label,
-                                       **self.options(task))]
-            else:
-                swept = jb.sweep(env, agent, self.key, {field: list(todo)}, t.horizon,
-                                 t.num_runs, **self.options(task))
-                results = list(swept.values())
-            for k, value, result in zip(missing, todo, results, strict=True):
-                result.name = label if field is None else f"{label} {field}={value}"
-                self.cache[k] = result
-            what = label if field is None else f"{label}, {field} in {list(todo)}"
-            compiled = sum(r.compile_time for r in results)
-            self.log(f"{task} (T = {t.horizon}, {t.num_runs} runs): {what}: compile "
-                     f"{compiled:.1f} s, total {time.perf_counter() - start:.1f} s")
-        return [self.cache[k] for k in keys]
+        t = self.tasks[task]
+        env, agent = self._apply(task, label, dict(fixed or {}))
+        start = time.perf_counter()
+        if field is None:
+            results = [self.runs.simulate(env, agent, t.horizon, t.num_runs, name=label,
+                                          **self.options(task))]
+        else:
+            results = self.runs.sweep(env, agent, field, list(values), t.horizon, t.num_runs,
+                                      name=label, **self.options(task))
+        compiled = sum(r.compile_time for r in results)
+        what = label if field is None else f"{label}, {field} in {list(values)}"
+        self.log(f"{task} (T = {t.horizon}, {t.num_runs} runs): {what}: compile "
+                 f"{compiled:.1f} s, total {time.perf_counter() - start:.1f} s")
+        return results
 
     def one(self, task: str, label: str, **fields: Any) -> Result:
         """``label`` on ``task`` with ``fields`` set (one point)."""
@@ -1353,7 +1327,7 @@ def draw(runner: Runner, panels: Panels):
 def main(argv: Sequence[str] | None = None) -> C.Report:
     """Runs the reproduction at ``--scale`` and writes the PNG and the markdown report."""
     args = C.parse_args(NAME, __doc__.splitlines()[0], argv)
-    config = SCALES[args.scale]
+    config = C.configure(SCALES, args)
     out = C.output_dir(NAME, args.out)
     start = C.timer()
     print(f"{TITLE}\nscale {args.scale}: {config}", flush=True)
@@ -1362,7 +1336,7 @@ def main(argv: Sequence[str] | None = None) -> C.Report:
         print(f"  [{C.timer() - start:4.0f} s] {message}", flush=True)
 
     runner = Runner(config, jax.random.key(args.seed),
-                    progress=False if args.no_progress else None, log=log)
+                    progress=False if args.no_progress else None, log=log, cache=args.cache)
     panels = run(runner)
     figure = C.save_figure(draw(runner, panels), out / f"{NAME}.png")
     claims = check_claims(runner, panels)

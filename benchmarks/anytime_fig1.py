@@ -29,8 +29,8 @@ Scales: ``small`` (d = 10, K = 20, T = 2,000, 10 instances, tau = 200; a few min
 CPU) and ``paper`` (d = 20, K = 50, T = 10,000, 10 instances, tau = 500; meant for a GPU). Run it
 from the repository root::
 
-    python benchmarks/reproduce/anytime_fig1.py                   # --scale small
-    python benchmarks/reproduce/anytime_fig1.py --scale paper --solver newton
+    python -m benchmarks.anytime_fig1                   # --scale small
+    python -m benchmarks.anytime_fig1 --scale paper --solver newton
 
 ``--solver gd`` (default, the paper's 100 gd steps) or ``newton`` (the exact argmin) for every
 GLM agent. It writes ``anytime_fig1.png`` and ``anytime_fig1.md`` into ``--out`` (default
@@ -44,19 +44,14 @@ import dataclasses
 import math
 import sys
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
-_HERE = Path(__file__).resolve().parent
-if str(_HERE) not in sys.path:
-    sys.path.insert(0, str(_HERE))
+import jax
+import numpy as np
 
-import _common as C  # noqa: E402  (puts the repository root on sys.path)
-import jax  # noqa: E402
-import numpy as np  # noqa: E402
-
-import jaxbandits as jb  # noqa: E402
-from jaxbandits.results import Result  # noqa: E402
+import jaxbandits as jb
+from benchmarks import framework as C
+from jaxbandits.results import Result
 
 NAME = "anytime_fig1"
 TITLE = "Anytime ensemble sampling, Figure 1: E-LIN and E-LOG, with the doubling-trick variants"
@@ -89,7 +84,7 @@ class Config:
       lin_scales: the LinUCB / LinTS ``explore_scale`` grid.
       glm_scales: the UCB-GLM / GLM-TSL ``explore_scale`` grid.
       panels: which of :data:`PANELS` to run.
-      chunk_size, num_records: runner options (see :func:`_common.run_options`).
+      chunk_size, num_records: runner options (see :func:`benchmarks.framework.run_options`).
     """
 
     dim: int
@@ -525,7 +520,7 @@ def draw(results: dict[str, PanelResult], config: Config):
 def main(argv: Sequence[str] | None = None) -> C.Report:
     """Runs the reproduction at ``--scale`` and writes the PNG and the markdown report."""
     args = parse_args(NAME, __doc__, argv)
-    config = SCALES[args.scale]
+    config = C.configure(SCALES, args)
     out = C.output_dir(NAME, args.out)
     start = C.timer()
     print(f"{TITLE}\nscale {args.scale}, solver {args.solver}: {config}", flush=True)

@@ -54,7 +54,7 @@ Statlog; Table E.2 read from the Fig. 2 square runs (width 32, T = 2,000); 834 s
 jobs shared its cores), ``paper`` (20 runs, T = 2,000 and 10,000, the paper's widths and all
 agents; for a GPU), ``tiny`` for the tests. Run it from the repository root::
 
-    python benchmarks/reproduce/dueling_figs.py                 # --scale small
+    python -m benchmarks.dueling_figs                 # --scale small
 
 It writes ``dueling_figs.png`` and ``dueling_figs.md`` into ``--out`` (default
 ``results/reproduce/dueling_figs/``).
@@ -64,23 +64,17 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import sys
 from collections.abc import Sequence
-from pathlib import Path
 
-_HERE = Path(__file__).resolve().parent
-if str(_HERE) not in sys.path:
-    sys.path.insert(0, str(_HERE))
+import jax
+import jax.numpy as jnp
+import numpy as np
 
-import _common as C  # noqa: E402  (puts the repository root on sys.path)
-import anytime_fig1 as A  # noqa: E402
-import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
-import numpy as np  # noqa: E402
-
-import jaxbandits as jb  # noqa: E402
-from jaxbandits.envs import DataNotFoundError, DuelingSyntheticEnv  # noqa: E402
-from jaxbandits.results import Result  # noqa: E402
+import jaxbandits as jb
+from benchmarks import anytime_fig1 as A
+from benchmarks import framework as C
+from jaxbandits.envs import DataNotFoundError, DuelingSyntheticEnv
+from jaxbandits.results import Result
 
 NAME = "dueling_figs"
 TITLE = ("Neural variance-aware dueling bandits (NVLDB): Fig. 2, Figs. E.1 and E.5-E.8, "
@@ -1129,7 +1123,7 @@ def intro(args, config: Config) -> str:
 def main(argv: Sequence[str] | None = None) -> C.Report:
     """Runs the reproduction at ``--scale`` and writes the PNG and the markdown report."""
     args = C.parse_args(NAME, __doc__.splitlines()[0], argv)
-    config = SCALES[args.scale]
+    config = C.configure(SCALES, args)
     out = C.output_dir(NAME, args.out)
     start = C.timer()
     print(f"{TITLE}\nscale {args.scale}: {config}", flush=True)

@@ -33,8 +33,8 @@ grid point's runs equal ``jb.simulate``'s bit for bit). ``dim`` is static: E3 co
 program per (agent, d). Not run: Janz et al.'s ES of E4 and the
 perturbation laws of E5 (no such agents in the library yet). Run it from the repository root::
 
-    python benchmarks/reproduce/lee_oh_demo.py                  # --scale small, minutes on CPU
-    python benchmarks/reproduce/lee_oh_demo.py --scale paper    # more seeds, T = 10^4; GPU
+    python -m benchmarks.lee_oh_demo                  # --scale small, minutes on CPU
+    python -m benchmarks.lee_oh_demo --scale paper    # more seeds, T = 10^4; GPU
 
 It writes ``lee_oh_demo.png`` and ``lee_oh_demo.md`` into ``--out`` (default
 ``results/reproduce/lee_oh_demo/``).
@@ -43,22 +43,16 @@ It writes ``lee_oh_demo.png`` and ``lee_oh_demo.md`` into ``--out`` (default
 from __future__ import annotations
 
 import dataclasses
-import sys
 from collections.abc import Sequence
-from pathlib import Path
 
-_HERE = Path(__file__).resolve().parent
-if str(_HERE) not in sys.path:
-    sys.path.insert(0, str(_HERE))
+import jax
+import matplotlib.ticker
+import numpy as np
 
-import _common as C  # noqa: E402  (puts the repository root on sys.path)
-import jax  # noqa: E402
-import matplotlib.ticker  # noqa: E402
-import numpy as np  # noqa: E402
-
-import jaxbandits as jb  # noqa: E402
-from jaxbandits.agents.ensembles import theory_perturb_std  # noqa: E402
-from jaxbandits.results import Result  # noqa: E402
+import jaxbandits as jb
+from benchmarks import framework as C
+from jaxbandits.agents.ensembles import theory_perturb_std
+from jaxbandits.results import Result
 
 NAME = "lee_oh_demo"
 TITLE = "Lee & Oh linear ensemble sampling: the demo protocol E1-E4 (seed-003 section 4)"
@@ -554,7 +548,7 @@ def draw_comparison(ax, e3: dict, config: Config, cal: str) -> None:
 def main(argv: Sequence[str] | None = None) -> C.Report:
     """Runs E1-E4 at ``--scale`` and writes the PNG and the markdown report."""
     args = C.parse_args(NAME, __doc__.splitlines()[0], argv)
-    config = SCALES[args.scale]
+    config = C.configure(SCALES, args)
     out = C.output_dir(NAME, args.out)
     start = C.timer()
     key = jax.random.key(args.seed)

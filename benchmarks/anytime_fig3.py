@@ -20,8 +20,8 @@ the E-QUAD (Neural-ES-DT) half belongs to the neural reproduction.
 
 Run it from the repository root::
 
-    python benchmarks/reproduce/anytime_fig3.py                   # --scale small (CPU, minutes)
-    python benchmarks/reproduce/anytime_fig3.py --scale paper     # d = 20, K = 50, T = 10,000
+    python -m benchmarks.anytime_fig3                   # --scale small (CPU, minutes)
+    python -m benchmarks.anytime_fig3 --scale paper     # d = 20, K = 50, T = 10,000
 
 ``--solver gd`` (default) or ``newton``. It writes ``anytime_fig3.png`` and ``anytime_fig3.md``
 into ``--out`` (default ``results/reproduce/anytime_fig3/``).
@@ -31,21 +31,15 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import sys
 from collections.abc import Sequence
-from pathlib import Path
 
-_HERE = Path(__file__).resolve().parent
-if str(_HERE) not in sys.path:
-    sys.path.insert(0, str(_HERE))
+import jax
+import numpy as np
 
-import _common as C  # noqa: E402  (puts the repository root on sys.path)
-import anytime_fig1 as fig1  # noqa: E402
-import jax  # noqa: E402
-import numpy as np  # noqa: E402
-
-import jaxbandits as jb  # noqa: E402
-from jaxbandits.agents import GOLDEN_GROWTH, doubling_boundaries, doubling_regret_factor  # noqa: E402
+import jaxbandits as jb
+from benchmarks import anytime_fig1 as fig1
+from benchmarks import framework as C
+from jaxbandits.agents import GOLDEN_GROWTH, doubling_boundaries, doubling_regret_factor
 
 NAME = "anytime_fig3"
 TITLE = "Anytime ensemble sampling, Figure 3: the doubling trick's growth b and first epoch T_0"
@@ -262,7 +256,7 @@ def draw(results, config: Config):
 def main(argv: Sequence[str] | None = None) -> C.Report:
     """Runs the reproduction at ``--scale`` and writes the PNG and the markdown report."""
     args = fig1.parse_args(NAME, __doc__, argv)
-    config = SCALES[args.scale]
+    config = C.configure(SCALES, args)
     out = C.output_dir(NAME, args.out)
     start = C.timer()
     print(f"{TITLE}\nscale {args.scale}, solver {args.solver}: {config}", flush=True)

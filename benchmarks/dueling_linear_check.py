@@ -18,8 +18,8 @@ settings), uniformly random pairs, and for comparison the default (``preset="vac
 ``quadratic_form="vector"`` (the literal ``x^T theta theta^T x``), and prints R(T)/T (mean and
 standard error over the runs) beside the reference. Not a test (minutes on a 2-core CPU)::
 
-    python benchmarks/reproduce/dueling_linear_check.py                # 20 runs, T = 2000
-    python benchmarks/reproduce/dueling_linear_check.py --runs 4 --horizon 200
+    python -m benchmarks.dueling_linear_check                # 20 runs, T = 2000
+    python -m benchmarks.dueling_linear_check --runs 4 --horizon 200
 
 Known differences from the reference code: rcdp-public's MaxInP is a leader/challenger variant
 (candidates from the arms' own widths), here MaxInP is the symmetric CSYM rule of the library;
@@ -30,17 +30,10 @@ arms).
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from pathlib import Path
 
-_HERE = Path(__file__).resolve().parent
-if str(_HERE) not in sys.path:
-    sys.path.insert(0, str(_HERE))
-
-import _common as C  # noqa: E402  (puts the repository root on sys.path)
-
-import jaxbandits as jb  # noqa: E402
+import jaxbandits as jb
+from benchmarks import framework as C
 
 TASKS = {  # label: (environment, overrides)
     "cosine": ("dueling-cosine", {}),

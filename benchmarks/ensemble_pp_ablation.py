@@ -20,8 +20,8 @@ M), and every grid point's runs equal ``jb.simulate``'s with that pair and size 
 test-only ``tiny`` scale runs a 2 x 2 sub-grid of the laws to keep its compilations few. Run it
 from the repository root::
 
-    python benchmarks/reproduce/ensemble_pp_ablation.py                  # --scale small
-    python benchmarks/reproduce/ensemble_pp_ablation.py --scale paper    # GPU
+    python -m benchmarks.ensemble_pp_ablation                  # --scale small
+    python -m benchmarks.ensemble_pp_ablation --scale paper    # GPU
 
 It writes ``ensemble_pp_ablation.png`` and ``ensemble_pp_ablation.md`` into ``--out`` (default
 ``results/reproduce/ensemble_pp_ablation/``).
@@ -31,21 +31,15 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import sys
 from collections.abc import Sequence
-from pathlib import Path
 
-_HERE = Path(__file__).resolve().parent
-if str(_HERE) not in sys.path:
-    sys.path.insert(0, str(_HERE))
+import jax
+import numpy as np
 
-import _common as C  # noqa: E402  (puts the repository root on sys.path)
-import jax  # noqa: E402
-import numpy as np  # noqa: E402
-
-import jaxbandits as jb  # noqa: E402
-from jaxbandits.linalg import PERTURBATIONS, REFERENCES  # noqa: E402
-from jaxbandits.results import Result  # noqa: E402
+import jaxbandits as jb
+from benchmarks import framework as C
+from jaxbandits.linalg import PERTURBATIONS, REFERENCES
+from jaxbandits.results import Result
 
 NAME = "ensemble_pp_ablation"
 TITLE = "Ensemble++ ablation: reference x perturbation distributions against ensemble size"
@@ -332,7 +326,7 @@ def check_claims(problem: Problem, runs, ts: Result, config: Config):
 def main(argv: Sequence[str] | None = None) -> C.Report:
     """Runs the ablation at ``--scale`` and writes the PNG and the markdown report."""
     args = C.parse_args(NAME, __doc__.splitlines()[0], argv)
-    config = SCALES[args.scale]
+    config = C.configure(SCALES, args)
     out = C.output_dir(NAME, args.out)
     start = C.timer()
     key = jax.random.key(args.seed)
