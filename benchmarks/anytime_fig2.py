@@ -1,9 +1,8 @@
 """Anytime ensemble sampling (Sun, Wang & Xu), Figure 2 (a)-(c): GLM-ES ablations on E-LOG.
 
-Reproduces the one-at-a-time ablations of seed-000's Figure 2 around the paper's GLM-ES
+Reproduces the one-at-a-time ablations of Sun et al. 2025, Fig. 2, around the paper's GLM-ES
 (m = 10, lambda = 1, sigma_R = 0.1, tau design warm-up rounds, 100 gd steps of 0.01), on E-LOG
-(``logistic``: ``sigmoid(<x, theta*>) + N(0, 0.5^2)``, unit theta* and arms); spec section 3.4 and
-acceptance check 17:
+(``logistic``: ``sigmoid(<x, theta*>) + N(0, 0.5^2)``, unit theta* and arms), App. F:
 
 * **(a) ensemble size m** in {5, 10, 20, 50}. Claim: m = 5 is worse and more variable (its spread
   over instances is the largest); m = 50 gains only marginally over m = 10.
@@ -183,7 +182,7 @@ def ablation_table(ablation: str, by_value: dict, config: Config) -> C.Table:
 
 
 def check_claims(results: dict[str, dict], config: Config) -> list[tuple[str, bool | None, str]]:
-    """Spec check 17 as verdicts: True / False when the means differ by at least
+    """Fig. 2's claims as verdicts: True / False when the means differ by at least
     :data:`anytime_fig1.ORDER_TOL` or the paired 95% CI excludes 0, else None (not decidable)."""
     claims: list[tuple[str, bool | None, str]] = []
 
@@ -271,8 +270,8 @@ def main(argv: Sequence[str] | None = None) -> C.Report:
              f"d = {config.dim}, K = {config.num_arms}, T = {config.horizon}, "
              f"{config.num_runs} instances, noise 0.5. Baseline GLM-ES: m = 10, lambda = 1, "
              f"sigma_R = 0.1, tau = {config.warmup} G-optimal design rounds, 100 gd steps of "
-             "0.01 (mean loss, warm-started); one setting varied at a time. Seed-000 Figure 2 "
-             "(a)-(c), acceptance check 17.")
+             "0.01 (mean loss, warm-started); one setting varied at a time. "
+             "Sun et al. 2025, Fig. 2(a)-(c).")
     return C.finish(NAME, TITLE, intro, tables, claims, figure, out, args, seconds,
                     data={"results": results, "config": config, "solver": args.solver})
 

@@ -1,6 +1,6 @@
 """Anytime ensemble sampling (Sun, Wang & Xu), Figure 3: the doubling schedule's b and T_0.
 
-Reproduces seed-000's Figure 3 (spec sections 2.6 and 3.4, acceptance check 19) on E-LOG
+Reproduces Sun et al. 2025, Fig. 3 (Sec. 6, App. E-F) on E-LOG
 (``logistic``: ``sigmoid(<x, theta*>) + N(0, 0.5^2)``, unit theta* and arms) with GLM-ES-DT
 (``glm-es-dt``: full restarts at ``T_e = floor(T_0 b^e)``, ``m_e = ceil(2 ln L_e)`` of 20
 allocated members, ``sigma_R,e = 0.02 ln L_e``, lambda = 1, a warm-up of ``min(tau, L_e)``
@@ -15,7 +15,7 @@ design rounds in every epoch):
 
 T_0 and b are numeric fields of the anytime wrapper, so the whole grid is one ``jb.sweep``: one
 compiled program. Every grid point sees the same instances and noise (common random numbers).
-The paper does not name the environment of Figure 3; the spec reads it as E-LOG and E-QUAD, and
+The paper does not name the environment of Figure 3; we read it as E-LOG and E-QUAD, and
 the E-QUAD (Neural-ES-DT) half belongs to the neural reproduction.
 
 Run it from the repository root::
@@ -272,7 +272,7 @@ def main(argv: Sequence[str] | None = None) -> C.Report:
              f"{config.num_runs} instances, noise 0.5. GLM-ES-DT: restarts at floor(T_0 b^e), "
              "m_e = ceil(2 ln L_e) (of 20), sigma_R,e = 0.02 ln L_e, lambda = 1, warm-up "
              f"min({config.warmup}, L_e) G-optimal design rounds per epoch, 100 gd steps of "
-             "0.01. One sweep over T_0 x b. Seed-000 Figure 3, acceptance check 19.")
+             "0.01. One sweep over T_0 x b. Sun et al. 2025, Fig. 3.")
     return C.finish(NAME, TITLE, intro, tables, claims, figure, out, args, seconds,
                     data={"results": results, "config": config, "solver": args.solver})
 

@@ -1,4 +1,5 @@
-"""The neural dueling acceptance ordering (issue 12, seed-004 check 10) with enough runs to decide.
+"""The ordering of Oh et al. 2026, Fig. 2 (NVLDB below CoLSTIM, MaxPairUCB and uniform pairs) with
+enough runs to decide.
 
 The claim: on ``dueling-square`` and ``dueling-cosine`` (d = K = 5, BTL, T = 2,000) every NVLDB
 variant ends below CoLSTIM, MaxPairUCB and uniformly random pairs, and its R(t)/t decreases over
@@ -104,7 +105,7 @@ def main(argv: Sequence[str] | None = None) -> C.Report:
     claims = D.acceptance_claims(panels, config)
     tasks = ", ".join(f"{t} (T = {h})" for t, h in config.tasks)
     intro = (f"Scale `{args.scale}`, seed {args.seed}: {tasks}, {config.num_runs} runs per "
-             "agent, the agents and verdicts of `dueling_figs.py` (seed-004 check 10).")
+             "agent, the agents and verdicts of `dueling_figs.py` (Oh et al. 2026, Fig. 2).")
     return C.finish(NAME, TITLE, intro, [results_table(panels, floors, config)], claims, figure,
                     out, args, C.timer() - start,
                     data={"panels": panels, "floors": floors, "config": config})

@@ -1,8 +1,8 @@
 """Neural variance-aware dueling bandits (Oh, Park & Paik, AISTATS 2026): Fig. 2, Figs. E.1 and
 E.5-E.8, Tables E.2-E.3, the Statlog variance study and App. E.3's compute comparison.
 
-Reproduces seed-004's experiments (spec section 3.3, acceptance checks 10-12 and the findings of
-section 7) at reduced sizes. Every agent of a task sees the same instances, contexts and
+Reproduces the experiments of Oh et al. 2026 (Sec. 6, App. E; and what reimplementing its
+Listings 2-4 showed) at reduced sizes. Every agent of a task sees the same instances, contexts and
 comparison noise: one key for every run, so run r of every agent is the same instance (common
 random numbers), and gaps are paired run by run.
 
@@ -39,8 +39,8 @@ random numbers), and gaps are paired run by run.
 
 Agents: the NVLDB / NLDB networks in the paper's appendix configuration
 (``jb.agents.dueling_preset("appendix")``: width 32, Adam lr 1e-2, 20 warm-started steps a round,
-lambda = 1, a = 1; eps = 0.1 and ``forbid_self_duel=True``, the library's defaults, seed-004 A10
-and section 7), which is also Fig. 2's (Fig. E.1(a-c) is the same experiment); the tables at
+lambda = 1, a = 1; eps = 0.1 (Eq. 5 gives none, our choice) and ``forbid_self_duel=True``, the
+library's defaults), which is also Fig. 2's (Fig. E.1(a-c) is the same experiment); the tables at
 ``paper`` scale use the main configuration's lr 1e-3 with the stated widths. The baselines run in
 the library's defaults: uclaml/VACDB's constants for the linear ones, APOHF's NDB (a diagonal
 design, width 32 as the NVLDB networks). Every neural agent keeps ``buffer_size`` pairs, the
@@ -106,9 +106,9 @@ PAPER_STATLOG = {"nvldb-ucb-osym": 0.017, "nldb-ucb-osym": 0.199}
 PAPER_MINUTES = {"nvldb-ucb-asym": "1.71 ± 0.78", "ndb-ucb": "48.8 ± 15.5"}
 #: the table checkpoints, as fractions of the table's horizon (the paper's 2k / 6k / 10k)
 TABLE_FRACTIONS = (0.2, 0.6, 1.0)
-#: acceptance check 12: NDB at least this many times slower per round than NVLDB
+#: App. E.3: NDB at least this many times slower per round than NVLDB
 SPEEDUP = 10.0
-#: acceptance check 11: R(T)/T within this factor of the paper's
+#: Tables E.2-E.3: R(T)/T within this factor of the paper's
 FACTOR = 2.0
 
 
@@ -679,9 +679,9 @@ def paper_table(table: str, runs: Runs, config: Config) -> C.Table:
     out = C.Table(title, ["algorithm", *(f"t = {s}" for s in steps), "paper t = 2k / 6k / 10k"],
                   note=(f"{config.num_runs} runs, lr {lr:g}, mean ± 95% CI (the paper's ± is "
                         "presumably a std over 20 seeds); the paper's columns are at its own "
-                        "width, beside the row with the same rule. Seed-004 section 7: the "
-                        "paper's absolute values are out of reach at width 32; the claim "
-                        "checked at a reduced scale is the decay of R(t)/t."))
+                        "width, beside the row with the same rule. Our reimplementation of "
+                        "Listings 2-4: the paper's absolute values are out of reach at width 32; "
+                        "the claim checked at a reduced scale is the decay of R(t)/t."))
     for (_, width, rule), result in runs.tables[table].items():
         paper = PAPER_E2.get((width, rule)) if table == "E.2" else PAPER_E3.get(rule)
         if table == "E.2" and paper is None:  # another width: the paper's m = 500 row
@@ -774,7 +774,7 @@ def figure2_claims(runs: Runs, config: Config) -> list[Claim]:
 
 
 def acceptance_claims(figure2: dict[str, dict[str, Result]], config: Config) -> list[Claim]:
-    """The issue's acceptance ordering (spec check 10) on square and cosine, from the Fig. 2
+    """The ordering of Fig. 2 on square and cosine, from the Fig. 2
     runs ``{task: {label: Result}}`` (also ``dueling_acceptance.py``'s)."""
     claims = []
     for task in ACCEPTANCE_TASKS:
@@ -907,14 +907,14 @@ def table_claims(runs: Runs, config: Config) -> list[Claim]:
               False if max(paper) > f_mean + f_half else None)
         claims.append((f"[diagnostic, Table {table}] the paper's R(10,000)/10,000 "
                        f"({min(paper):g}-{max(paper):g}) lies below the best-distinct-pair floor "
-                       "of the task: on this task (seed-004 section 3.1) the paper's agents "
+                       "of the task: on this task (App. E.1.1) the paper's agents "
                        "must self-duel", ok, f"expected floor R(T)/T {f_mean:.3f} ± {f_half:.3f} "
                        f"over {floor.num_runs} instances, d = {dim} (per-round floors are i.i.d. "
                        "over rounds, so its mean does not depend on T)"))
         if (dim, widths, horizon) != PAPER_SIZES[table]:
             claims.append((f"[Table {table}, check 11] R(T)/T within a factor {FACTOR:g} of the "
                            "paper's", None, "other d / width / T than the paper's; the table "
-                           "shows the gap (seed-004 section 7: out of reach at width 32)"))
+                           "shows the gap (our reimplementation: out of reach at width 32)"))
             continue
         ratios = []
         for (_, width, rule), result in rows.items():
@@ -1090,8 +1090,8 @@ def intro(args, config: Config) -> str:
             f"(width {config.width}, Adam lr {config.learning_rate:g}, 20 steps a round, "
             "lambda = 1, a = 1, eps = 0.1, V rebuilt every round, self-duels forbidden, "
             f"{config.buffer_size} pairs kept); NDB: APOHF's version (diagonal design, width "
-            f"{config.width}, 20 steps); linear baselines: uclaml/VACDB's constants. Seed-004 "
-            "section 3.3, checks 10-12, section 7. The paper uses 20 seeds and T = 2,000 "
+            f"{config.width}, 20 steps); linear baselines: uclaml/VACDB's constants. "
+            "Oh et al. 2026, Sec. 6 and App. E. The paper uses 20 seeds and T = 2,000 "
             "(10,000 for the tables). The best-distinct-pair floor is the lowest R(t) of an "
             "agent that never self-duels on the same runs. An ordering is decided when the means "
             "differ by "

@@ -1,7 +1,7 @@
 """Ensemble++ (Li, Xu, Wang & Luo), Figure 2: regret against ensemble size; the M matching TS.
 
-Reproduces seed-001 section 3, E1 and E2, on the ``russo`` environment (Russo & Van Roy's linear
-bandit as the authors run it: a fixed set of K arms with entries uniform in
+Reproduces Li et al. 2024, Fig. 2(a)-(b) (Sec. 5.1), on the ``russo`` environment (Russo & Van
+Roy's linear bandit as the authors run it: a fixed set of K arms with entries uniform in
 ``[-1/sqrt 5, 1/sqrt 5]``, ``theta* ~ N(0, 10 I)`` redrawn every run, ``N(0, 1)`` noise):
 
 * **(a)** final cumulative regret against the ensemble size M for
@@ -292,7 +292,7 @@ def _gap_text(values: np.ndarray) -> str:
 
 
 def check_claims(curves, ts: Result, minimal, config: Config) -> list[tuple[str, bool | None, str]]:
-    """The paper's claims (seed-001 E1, E2), each ``(claim, verdict, evidence)``.
+    """The paper's claims (Sec. 5.1, Fig. 2), each ``(claim, verdict, evidence)``.
 
     Verdicts on gaps use the 95% interval of the run-by-run difference: a claim is "not
     reproduced" only when the data contradict it beyond noise, and "not decidable" when the
@@ -407,7 +407,8 @@ def main(argv: Sequence[str] | None = None) -> C.Report:
              "share the prior N(0, 10 I) and noise 1 (reg = 0.1); ES++ and ES are `ensemble-pp` "
              "with the Gaussian and the Coordinate reference (Sphere perturbation), ES (Lu-VR) "
              "is `ensemble-sampling`, TS is `lin-ts` (each ensemble variant is one `jb.sweep` "
-             "over `ensemble_size`). Seed-001 section 3, E1-E2. The paper's setting is d = 50, "
+             "over `ensemble_size`). Li et al. 2024, Sec. 5.1, Fig. 2. The paper's setting is "
+             "d = 50, "
              "K = 10,000, T = 1000 and M up to 1024 (`--scale paper`); the smaller scales test "
              "the same claims on a smaller problem, where the ensemble sizes needed are smaller "
              "too. Verdicts on gaps use the 95% interval of the run-by-run difference: *not "

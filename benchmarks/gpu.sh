@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU figures of issue 15: the engine alone (no NumPy or PyTorch yardsticks, which run on the
+# GPU figures: the engine alone (no NumPy or PyTorch yardsticks, which run on the
 # host) at 10^3-10^6 runs, for the linear, GLM and neural families, with compile times and the
 # best run count per agent. Run from the repository root on a machine with a GPU and jax[cuda]:
 #

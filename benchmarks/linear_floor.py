@@ -1,5 +1,5 @@
 """What a lin-ts / lin-ucb round costs on one CPU core, piece by piece, against the budget that
-issue 15's CPU targets leave it.
+the CPU targets (below) leave it.
 
 The targets are set at 1,000 runs on the whole machine: >= 100x the per-seed NumPy loop and
 >= 10x batched NumPy (``benchmarks/throughput.py``). With ``C`` cores working in parallel, a
@@ -40,7 +40,7 @@ import time
 
 from benchmarks.timing import time_jax
 
-TARGETS = {"loop": 100.0, "batched": 10.0}  # issue 15: x the per-seed loop, x batched NumPy
+TARGETS = {"loop": 100.0, "batched": 10.0}  # x the per-seed loop, x batched NumPy
 
 
 def _best_time(fn, *args, repeats: int) -> float:

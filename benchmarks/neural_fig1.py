@@ -1,8 +1,8 @@
 """Anytime ensemble sampling (Sun, Wang & Xu), Figure 1 E-DIST / E-QUAD and Figure 2(d).
 
-Reproduces the neural panels of seed-000's Figure 1 (spec sections 2.5, 3.1-3.5, acceptance
-checks 15, 16, 18 and 22 of section 5) with the panel machinery of ``anytime_fig1.py``: the
-panels E-DIST and E-QUAD are two more builders in the same shape as its ``PANELS`` (this script
+Reproduces the neural panels of Sun et al. 2025, Fig. 1 (Sec. 4.3, 7.1-7.2) and Fig. 2(d) with
+the panel machinery of ``anytime_fig1.py``: the panels E-DIST and E-QUAD are two more builders
+in the same shape as its ``PANELS`` (this script
 keeps them in its own :data:`PANELS`, so the linear script stays free of neural compilations).
 
 * **E-DIST** (``distance``: ``-||x - theta*|| + N(0, 0.5^2)``) and **E-QUAD** (``quadratic``:
@@ -93,7 +93,7 @@ SCALES = {
 
 
 # ------------------------------------------------------------------------------------------------
-# Agents (seed-000 sections 2.5, 2.6, 3.3) and panels.
+# Agents (Sun et al. 2025, Sec. 4.3, 6, 7.2) and panels.
 
 
 def neural_es(config: Config, width: int | None = None, depth: int | None = None,
@@ -268,8 +268,8 @@ def main(argv: Sequence[str] | None = None) -> C.Report:
              + "}, b = 2.618, m_e = ceil(2 ln L_e), sigma_R,e = 0.02 ln L_e. Neural-UCB / "
              "Neural-TS (diagonal design) tuned over explore_scale in {"
              + ", ".join(f"{s:g}" for s in config.nn_scales) + "} on these runs (favours the "
-             "baselines). Seed-000 Figure 1 (E-DIST, E-QUAD) and Figure 2(d); acceptance checks "
-             f"15, 16, 18, 22. Competitive = mean final regret at most {100 * A.NOT_WORSE_TOL:.0f}"
+             "baselines). Sun et al. 2025, Fig. 1 (E-DIST, E-QUAD) and Fig. 2(d). "
+             f"Competitive = mean final regret at most {100 * A.NOT_WORSE_TOL:.0f}"
              "% above the reference's (clearly worse: more than that with a paired 95% CI "
              f"excluding 0); close = within {100 * A.CLOSE_TOL:.0f}%; an ordering is decided at "
              f"a {100 * A.ORDER_TOL:.0f}% difference or a paired CI excluding 0. At `small` "

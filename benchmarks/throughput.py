@@ -17,7 +17,7 @@ yardsticks of the same algorithm, and the engine's ratio to each:
   ``V^{-1}`` kept by the Potter update, where the loop takes a Cholesky per step) and no
   O(K d^2) widths (lin-ucb downdates them by Sherman-Morrison, where the loop recomputes them).
 
-Targets (issue 15), printed with "met" / "NOT met" at 1,000 runs, never asserted: >= 100x the
+Targets, printed with "met" / "NOT met" at 1,000 runs, never asserted: >= 100x the
 NumPy loop and >= 10x batched NumPy for the linear agents (>= 30x the loop for ``glm-es``, which
 has no batched reference). Correctness: each NumPy reference's mean final regret must be in the
 range of the JAX agent's, over ``--check-seeds`` seeds for the loop and ``--check-runs`` runs
@@ -38,11 +38,12 @@ environment's defaults otherwise) and with the agent's default hyperparameters:
 * ``lin-es`` on ``linear``: linear ensemble sampling (Lee & Oh), m = 25 perturbed members that
   share one Sherman-Morrison ``V^{-1}``;
 * ``ensemble-pp[M=8]`` and ``ensemble-pp[M=32]`` on ``linear``: linear Ensemble++ with the
-  Kalman-form update of the factor ``A`` (seed-001 section 2.2);
-* ``glm-es`` on ``logistic`` (E-LOG): GLM ensemble sampling (seed-000) with its G-optimal warm-up
-  (500 rounds), then m = 10 members of 100 gradient steps each per round. Its NumPy reference
-  refits every member on the whole perturbed history every round, as the paper's code does, so
-  its per-step cost grows with t; the engine fits on per-arm statistics, flat in t. A section
+  Kalman-form update of the factor ``A`` (Li et al. 2024, Sec. 3.1);
+* ``glm-es`` on ``logistic`` (E-LOG): GLM ensemble sampling (Sun et al. 2025) with its G-optimal
+  warm-up (500 rounds), then m = 10 members of 100 gradient steps each per round. Its NumPy
+  reference refits every member on the whole perturbed history every round, as the paper's code
+  does, so its per-step cost grows with t; the engine fits on per-arm statistics, flat in t. A
+  section
   "flat in t" prints both: the engine's seed-steps/s over growing horizons, and the NumPy
   reference's time per step early and late in a run. Timings are printed, never asserted.
 
@@ -129,7 +130,7 @@ from tests.references.torch_neural import TORCH_REFERENCES
 
 TARGET_RUNS = 1000  # the run count the targets are set at
 TARGET_RATIO = 30.0  # the engine's goal against the NumPy loop (agents with no batched reference)
-# issue 15, the agents with a batched NumPy reference: against the loop and against the batch
+# the agents with a batched NumPy reference: against the loop and against the batch
 LOOP_TARGET, BATCHED_TARGET = 100.0, 10.0
 DEFAULT_AGENTS = ("lin-ts,lin-ucb,lin-es,ensemble-pp:ensemble_size=8,"
                   "ensemble-pp:ensemble_size=32,glm-es")

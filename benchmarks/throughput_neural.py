@@ -17,7 +17,7 @@ each PyTorch reference is a correct implementation:
   parameters and the same ``V`` / ``U``, and ``agent.act`` and the reference the same pairs;
   in float64 (``jax.enable_x64``, double tensors), because Adam's normalised steps amplify
   float32 rounding (the float32 differences are printed too). So are the Ensemble++ and LMC-TS
-  references (seed-001): three rounds of ``agent.update`` on a stored buffer (Ensemble++: 12
+  references (Li et al. 2024): three rounds of ``agent.update`` on a stored buffer (Ensemble++: 12
   Adam steps, a ring wrap, ``reg / |D|`` at two sizes) or two (LMC-TS: t = 39 and 40, the
   held and the decayed step size), with the agent's random draws fed to the reference (the new
   row's ``z`` read from the agent's buffer; the minibatch indices and the Langevin noise
@@ -33,7 +33,7 @@ Run it from the repository root::
     python -m benchmarks.throughput_neural --agents neural-es --runs 1,10,100,1000 --markdown
     python -m benchmarks.throughput_neural --agents nvldb-ucb-asym,ndb-ucb   # dueling (~15 min)
     python -m benchmarks.throughput_neural --agents neural-ensemble-pp,lmc-ts --runs 1,10,100 \
-        --markdown                  # seed-001 (~11 min on a loaded 2-core machine)
+        --markdown                  # Li et al. 2024 (~11 min on a loaded 2-core machine)
 
 PyTorch is an optional benchmark dependency (``pip install -e '.[bench]'``, which pins the CPU
 build ``torch==2.13.0``); without it the script prints the JAX numbers and says how to install it.
@@ -124,7 +124,7 @@ from tests.references.torch_neural import (
 # jax, jaxbandits and torch are imported in main() and the functions below, after --cpu-devices
 # has split the CPU; the module itself imports without either.
 
-TARGET_RATIO = 20.0  # the goal at TARGET_RUNS runs, against the PyTorch loop (issue 5)
+TARGET_RATIO = 20.0  # the goal at TARGET_RUNS runs, against the PyTorch loop
 TARGET_RUNS = 100
 DEFAULT_AGENTS = "neural-es,neural-ucb,neurallog-ucb-2"
 INSTALL_HINT = ("pip install -e '.[bench]'   (the CPU build torch==2.13.0; on this project's "

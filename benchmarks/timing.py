@@ -108,7 +108,7 @@ def matmul_gflops(rows: int = 2048, width: int = 2048, runs: int | None = None,
     device, or with ``runs`` of the batched ``(runs, rows, width) @ (runs, width, width)`` (one
     matrix per run, as a vmapped neural round multiplies). The default square 2048 product is the
     attainable arithmetic rate, as a yardstick (about 190-200 GFLOP/s on the 2-core development
-    machine, above the 142 of issue 15's roofline). Timed for ``min_time`` s after compiling."""
+    machine, above the 142 of the reference roofline). Timed for ``min_time`` s after compiling."""
     import time
 
     import jax

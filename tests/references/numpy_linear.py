@@ -119,7 +119,7 @@ class LinUCBReference(_ShermanMorrisonRidge):
 
 @numpy_reference("lin-es")
 class LinESReference(_ShermanMorrisonRidge):
-    """Linear ensemble sampling (Lee & Oh, seed-003 Algorithm 1; seed-000 section 2.2).
+    """Linear ensemble sampling (Lee & Oh 2024, Alg. 1; Sun et al. 2025, Sec. 7.1).
 
     Member j is ``theta^j = V^{-1} (b + p^j)`` with ``b = sum_s x_s y_s`` and
     ``p^j = W^j + sum_s x_s Z_s^j``, ``W^j ~ N(0, reg (prior_scale sigma_R)^2 I)``,
@@ -188,7 +188,7 @@ def _read_ensemble_pp(reference, agent) -> None:
 
 @numpy_reference("ensemble-pp")
 class EnsemblePlusPlusReference:
-    """Linear Ensemble++ (seed-001 section 2.2) with the Kalman-form factor update.
+    """Linear Ensemble++ (Li et al. 2024, Sec. 3.1) with the Kalman-form factor update.
 
     State ``mu``, ``Sigma`` (``Sigma_0 = noise_std^2 / reg I``) and ``A`` ``(d, M)`` with
     ``A_0 = Sigma_0^{1/2} B``. Act: ``zeta ~ P_zeta``, ``theta = mu + beta A zeta``, argmax.
@@ -244,7 +244,7 @@ class EnsemblePlusPlusReference:
 
 @numpy_reference("glm-es", env="logistic", grows_with_t=True)
 class GLMESReference:
-    """GLM ensemble sampling (seed-000 Algorithms 1-3) as the paper's code runs it.
+    """GLM ensemble sampling (Sun et al. 2025 Algorithms 1-3) as the paper's code runs it.
 
     Warm-up: the G-optimal design of the arms (Frank-Wolfe with away steps, as the engine's),
     rounded to ``warmup`` pulls played in a random order. Every observation gets m perturbed
@@ -341,7 +341,8 @@ def _numpy_g_optimal_design(arms: np.ndarray, num_iters: int, tol: float = 1e-4,
 
 
 def _numpy_round_design(weights: np.ndarray, n: int) -> np.ndarray:
-    """NumPy twin of ``jaxbandits.linalg.round_design`` (seed-000 Algorithm 3, line 15 off)."""
+    """NumPy twin of ``jaxbandits.linalg.round_design`` (Sun et al. 2025, Alg. 3,
+    line 15 off)."""
     support = weights > 0
     p = int(support.sum())
     safe = np.where(support, weights, 1.0)

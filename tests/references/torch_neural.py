@@ -341,7 +341,7 @@ def torch_reference(name: str, env: str):
     ``check_training(env, agent, seed, quick)`` (its own training check, in place of the
     :func:`~jaxbandits.nets.net_gd` one).
 
-    Optional, for how the benchmark plans the agent's runs (the seed-001 references set them):
+    Optional, for how the benchmark plans the agent's runs (the Li et al. 2024 references set them):
     ``agent_defaults`` (fields given to ``jb.make_agent`` unless ``--agents`` overrides them,
     e.g. a preset); ``growth`` (``"flat"``: a round's cost does not depend on t; ``"buffer"``:
     it grows while a ring buffer fills; ``"history"``: it grows with the whole history; default
@@ -511,7 +511,7 @@ class TorchNeuralUCB(_TorchNeuralBase):
 
 @torch_reference("neurallog-ucb-2", env="neurallog-synthetic")
 class TorchNeuralLogUCB2:
-    """NeuralLog-UCB-2 in practical mode (seed-002 section 3.2, diagonal matrices): rank
+    """NeuralLog-UCB-2 in practical mode (Bae & Lee 2025, App. A, diagonal matrices): rank
     ``f_k + nu nu^_{t-1} sqrt(sum_j g_kj^2 / W_j)`` with ``nu^_t = (1 + sqrt(L) S + L S^2)
     (sqrt(d~_t l_t) + l_t / sqrt(lam)) + 1``, ``d~_t = sum_j log(1 + R sum_s g_sj^2)``,
     ``l_t = log(4 t^2 / delta)``; every ``update_every`` rounds ``num_grad_steps`` GD steps on
@@ -522,7 +522,7 @@ class TorchNeuralLogUCB2:
     link = "logistic"
     zero_anchor = True
     data_modes = ("history",)  # the arms change every round: no per-arm statistics
-    horizon = 2000  # the paper's T (seed-002 section 4.1): a few ms per round, so affordable
+    horizon = 2000  # the paper's T (Bae & Lee 2025, Sec. 7): a few ms per round, so affordable
 
     @staticmethod
     def penalty_coef(agent) -> float:
@@ -833,8 +833,8 @@ class _TorchDuelingBase:
 
 @torch_reference("nvldb-ucb-asym", env="dueling-square")
 class TorchNVLDB(_TorchDuelingBase):
-    """NVLDB-UCB-ASYM as Algorithm 1 with Listing 2 (seed-004 sections 2.1-2.3, 7): each round
-    ``Phi = phi(X; W)`` (the listing's ``grad_list``, ``df/dtheta``), ``u = Phi theta``,
+    """NVLDB-UCB-ASYM as Algorithm 1 with Listing 2 (Oh et al. 2026, Sec. 4, App. E.2): each
+    round ``Phi = phi(X; W)`` (the listing's ``grad_list``, ``df/dtheta``), ``u = Phi theta``,
     ``V = lambda I + sum_i w_i dphi_i dphi_i^T`` rebuilt from the history with the current
     network (App. E.2), then Listing 2's loop over the arms: ``k1 = argmax u``, ``k2 = argmax_{j
     != k1} u_j + a sqrt(max(z^T V^{-1} z, 0))``, ``z = phi_j - phi_k1`` (the listing inverts
@@ -942,7 +942,8 @@ class TorchNVLDB(_TorchDuelingBase):
 
 @torch_reference("ndb-ucb", env="dueling-square")
 class TorchNDB(_TorchDuelingBase):
-    """NDB-UCB as APOHF's ``NeuralDBDiag`` (seed-004 section 7): an MLP ``d -> 32 -> 32 -> 1``
+    """NDB-UCB as APOHF's ``NeuralDBDiag`` (Oh et al. 2026, Sec. 6; APOHF is the NDB code): an
+    MLP ``d -> 32 -> 32 -> 1``
     with biases; each round the per-sample full gradients of the arms and of the stored
     contexts (``torch.func.vmap`` of ``grad``, what BackPACK's ``BatchGrad`` gives the original
     code), ``U = diag(lambda I + sum_i (g_i1 - g_i2)^2)`` with the current network, ``k1 =
@@ -1034,7 +1035,7 @@ class TorchNDB(_TorchDuelingBase):
             optimizer.step()
 
 
-# Ensemble++ and LMC-TS references (seed-001 sections 2.8, 2.13 and 7): the authors' loops, one
+# Ensemble++ and LMC-TS references (Li et al. 2024, Alg. 1, App. F.2): the authors' loops, one
 # seed at a time, with the agent's initial parameters; their training checks run the agent's own
 # ``update`` on identical inputs (and the same random draws, taken from the agent's keys).
 
@@ -1147,9 +1148,9 @@ def make_torch_ensemble_pp(arrays: dict, *, posterior_scale: float, prior_scale:
 @torch_reference("neural-ensemble-pp", env="quadratic-pool")
 class TorchEnsemblePP:
     """Neural Ensemble++ as the authors run it (``Solution.Ensemble_exp`` with
-    ``Ensemble_exp_Solution``; seed-001 section 2.8): act on ``f(x, zeta)``, ``zeta`` a sphere
-    draw times ``sqrt(M)`` shared by the K arms, argmax with random ties; store ``(x, y, z)`` in
-    a ring buffer of NumPy arrays with ``z`` uniform on the sphere; once more than
+    ``Ensemble_exp_Solution``; Li et al. 2024, Sec. 3.3, Alg. 1): act on ``f(x, zeta)``, ``zeta`` a
+    sphere draw times ``sqrt(M)`` shared by the K arms, argmax with random ties; store
+    ``(x, y, z)`` in a ring buffer of NumPy arrays with ``z`` uniform on the sphere; once more than
     ``update_start`` points are in (the authors' ``t >= update_start``, t the 0-based round) and
     at every ``update_every``-th point, G steps of one
     ``torch.optim.Adam(trainable, lr)`` kept for the whole run, each on B rows drawn with
@@ -1413,7 +1414,7 @@ class TorchEnsemblePP:
 
 
 class LangevinMC:
-    """``devzhk/LMCTS`` ``algo/langevin.py`` ``LangevinMC`` (seed-001 section 7): ``temp =
+    """``devzhk/LMCTS`` ``algo/langevin.py`` ``LangevinMC`` (Li et al. 2024, App. F.2): ``temp =
     -sqrt(2 beta_inv / lr) sigma`` fixed at construction; each step draws one flat
     ``torch.randn(total_size)`` over the parameters with a gradient (in order), and sets ``p <-
     p - lr (grad + temp xi + weight_decay p)``; ``lr`` is an attribute the agent lowers.
@@ -1453,8 +1454,8 @@ class LangevinMC:
 @torch_reference("lmc-ts", env="vector-quadratic")
 class TorchLMCTS:
     """LMC-TS as ``devzhk/LMCTS`` runs it (``algo/lmcts.py`` ``LMCTS`` with :class:`LangevinMC`
-    and ``MSELoss(reduction="sum")``; the simulation loop of its ``main``; seed-001 sections 2.13
-    and 7): the network ``FCN`` (LeakyReLU trunk, ``nn.Linear(D, 1, bias=False)``) with the
+    and ``MSELoss(reduction="sum")``; the simulation loop of its ``main``; Li et al. 2024,
+    App. F.2): the network ``FCN`` (LeakyReLU trunk, ``nn.Linear(D, 1, bias=False)``) with the
     agent's initial parameters; each round ``argmax f(x_k)``, collect ``(x_a, r)``, then
     ``update_model(num_iter=min(t, num_iter))``: the step counter ``+1``, ``lr = lr_0 / step`` at
     every multiple of ``decay_step`` (held until the next), ``torch.stack`` of the whole history
