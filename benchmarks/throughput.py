@@ -43,9 +43,8 @@ environment's defaults otherwise) and with the agent's default hyperparameters:
   warm-up (500 rounds), then m = 10 members of 100 gradient steps each per round. Its NumPy
   reference refits every member on the whole perturbed history every round, as the paper's code
   does, so its per-step cost grows with t; the engine fits on per-arm statistics, flat in t. A
-  section
-  "flat in t" prints both: the engine's seed-steps/s over growing horizons, and the NumPy
-  reference's time per step early and late in a run. Timings are printed, never asserted.
+  section "flat in t" prints both: the engine's seed-steps/s over growing horizons, and the
+  NumPy reference's time per step early and late in a run. Timings are printed, never asserted.
 
 Neural agents (``neural-es``, ``neural-ucb``, ``neurallog-ucb-2``) given in ``--agents`` are
 measured against their PyTorch references by ``throughput_neural.py`` (1, 10 and 100 runs, flat
