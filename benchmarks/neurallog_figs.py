@@ -181,7 +181,10 @@ def run_figures(config: Config, key: jax.Array,
 def run_obd(config: Config, key: jax.Array,
             progress: bool | None = False) -> dict[tuple[str, float], dict[str, Result]]:
     """Table 2: ``{(sweep, value): {agent label: Result}}`` with sweeps ``"m"``, ``"kappa"`` and
-    ``"S"``; the default row (first value of each) is one shared run."""
+    ``"S"``; the default row (first value of each) is one shared run. ``obd_runs = 0``
+    (``--set obd_runs=0``, e.g. where the OBD sample is not installed): no rows."""
+    if config.obd_runs == 0:
+        return {}
     env = jb.make_env("obd-replay")
     options = C.run_options(config.obd_horizon, config.chunk_size, config.num_records,
                             progress=progress)
@@ -336,7 +339,7 @@ def draw(results: dict[str, A.PanelResult], rows, config: Config):
         A.draw_curves(ax, result.curves, result.kinds, title)
         ax.legend(fontsize=6)
     ax = axes[0][-1]
-    default = rows[next(iter(rows))]
+    default = rows[next(iter(rows))] if rows else {}
     for label, res in default.items():
         ax.plot(np.asarray(res.steps), res.mean("reward"), label=label)
     ax.set_xlabel("logged event")
@@ -362,8 +365,11 @@ def main(argv: Sequence[str] | None = None) -> C.Report:
     figures, rows = run(config, jax.random.key(args.seed),
                         progress=False if args.no_progress else None)
     figure = C.save_figure(draw(figures, rows, config), out / f"{NAME}.png")
-    tables = [figure_table(figures, config), tuning_table(figures), obd_table(rows, config)]
-    claims = figure_claims(figures) + obd_claims(rows, config)
+    tables = [figure_table(figures, config), tuning_table(figures)]
+    claims = figure_claims(figures)
+    if rows:
+        tables.append(obd_table(rows, config))
+        claims += obd_claims(rows, config)
     seconds = C.timer() - start
     intro = (f"Scale `{args.scale}`, seed {args.seed}. Figures 1-2: T = {config.horizon}, "
              f"{config.num_runs} runs, agents " + ", ".join(LABELS[a] for a in config.agents)
