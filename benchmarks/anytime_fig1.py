@@ -463,26 +463,25 @@ def check_claims(results: dict[str, PanelResult]) -> list[tuple[str, bool | None
         es = result.curves[es_label]
         base_label, base = best_baseline(result)
         ok, evidence = not_worse(es, base)
-        check = "14" if title == "E-LIN" else "15"
         variants = [label for label, kind in result.kinds.items() if kind == "variant"]
         for variant in variants:
             evidence += (f"; diagnostic {variant}: "
                          f"{not_worse(result.curves[variant], base)[1].split(',')[0]}")
-        claims.append((f"[{check}] {names.get(title, es_label)} is competitive with the best tuned "
+        claims.append((f"[Fig. 1] {names.get(title, es_label)} is competitive with the best tuned "
                        f"baseline on {title} (not clearly worse)", ok,
                        f"{es_label} vs {base_label}: {evidence}"))
         ratio = slope_ratio(es, result.panel.warmup)
-        claims.append((f"[22] {es_label}'s regret on {title} is sublinear (late slope <= "
+        claims.append((f"[Fig. 1] {es_label}'s regret on {title} is sublinear (late slope <= "
                        f"{SUBLINEAR_RATIO:g} x early slope after the warm-up)",
                        ratio <= SUBLINEAR_RATIO, f"slope ratio {ratio:.2f}"))
         dts = [label for label, kind in result.kinds.items() if kind == "dt"]
         if len(dts) >= 2:
             ok, evidence = close(result.curves[dts[0]], result.curves[dts[1]])
-            claims.append((f"[16] {dts[0]} and {dts[1]} end close to each other on {title}", ok,
+            claims.append((f"[Fig. 1] {dts[0]} and {dts[1]} end close to each other on {title}", ok,
                            evidence))
         for dt in dts:
             ok, evidence = not_worse(result.curves[dt], es)
-            claims.append((f"[16] {dt} is competitive with {es_label} on {title} (not clearly "
+            claims.append((f"[Fig. 1] {dt} is competitive with {es_label} on {title} (not clearly "
                            "worse)", ok, evidence))
     return claims
 

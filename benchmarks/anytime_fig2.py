@@ -195,26 +195,26 @@ def check_claims(results: dict[str, dict], config: Config) -> list[tuple[str, bo
     sizes = results["m"]
     if 5 in sizes and 10 in sizes:
         verdict, evidence = fig1.worse_than(sizes[5], sizes[10])
-        claims.append(("[17] m = 5 has larger final regret than m = 10", verdict, evidence))
+        claims.append(("[Fig. 2] m = 5 has larger final regret than m = 10", verdict, evidence))
         verdict, evidence = fig1.ordering(sd(sizes[5]), sd(sizes[10]))
-        claims.append(("[17] m = 5 is more variable than m = 10 (sd over instances)", verdict,
+        claims.append(("[Fig. 2] m = 5 is more variable than m = 10 (sd over instances)", verdict,
                        f"sd {evidence}"))
         others = [fig1.ordering(sd(sizes[5]), sd(r))[0] for m, r in sizes.items() if m != 5]
-        claims.append(("[17] m = 5 has the largest spread of the m grid", fig1.all_of(others),
+        claims.append(("[Fig. 2] m = 5 has the largest spread of the m grid", fig1.all_of(others),
                        "sd " + trail(sizes, "m", sd)))
     if 50 in sizes and 10 in sizes:
         ok, evidence = fig1.close(sizes[50], sizes[10])
-        claims.append(("[17] m = 50 gains only marginally over m = 10 (within "
+        claims.append(("[Fig. 2] m = 50 gains only marginally over m = 10 (within "
                        f"{100 * fig1.CLOSE_TOL:.0f}%)", ok, evidence))
 
     regs = results["lambda"]
     low, high = min(regs), max(regs)
     if 1.0 in regs and low < 1.0 < high:
         verdicts = [fig1.worse_than(regs[v], regs[1.0])[0] for v in (low, high)]
-        claims.append((f"[17] lambda = 1 beats lambda = {low:g} and lambda = {high:g}",
+        claims.append((f"[Fig. 2] lambda = 1 beats lambda = {low:g} and lambda = {high:g}",
                        fig1.all_of(verdicts), trail(regs, "lambda")))
         verdicts = [fig1.worse_than(r, regs[1.0])[0] for v, r in regs.items() if v != 1.0]
-        claims.append(("[17] lambda = 1 is the best of the lambda grid", fig1.all_of(verdicts),
+        claims.append(("[Fig. 2] lambda = 1 is the best of the lambda grid", fig1.all_of(verdicts),
                        trail(regs, "lambda")))
 
     sigmas = results["sigma_R"]
@@ -223,20 +223,20 @@ def check_claims(results: dict[str, dict], config: Config) -> list[tuple[str, bo
     if 0.1 in sigmas and tiny and huge:
         for name, values in (("tiny", tiny), ("huge", huge)):
             verdicts = [fig1.worse_than(sigmas[v], sigmas[0.1])[0] for v in values]
-            claims.append((f"[17] sigma_R = 0.1 beats every {name} sigma_R "
+            claims.append((f"[Fig. 2] sigma_R = 0.1 beats every {name} sigma_R "
                            f"({'< 0.1' if name == 'tiny' else '> 0.1'})", fig1.all_of(verdicts),
                            trail(sigmas, "sigma_R")))
         smallest, largest = min(tiny), max(huge)
         verdict, evidence = fig1.ordering(
             1000 * float(late_slope(sigmas[smallest], config.warmup).mean()),
             1000 * float(late_slope(sigmas[0.1], config.warmup).mean()))
-        claims.append((f"[17] tiny sigma_R = {smallest:g} is greedy: steeper late regret than "
+        claims.append((f"[Fig. 2] tiny sigma_R = {smallest:g} is greedy: steeper late regret than "
                        "sigma_R = 0.1", verdict, f"late slope x1000 {evidence}"))
         verdict, evidence = fig1.ordering(
             float(early_regret(sigmas[largest], config.warmup).mean()),
             float(early_regret(sigmas[0.1], config.warmup).mean()))
-        claims.append((f"[17] huge sigma_R = {largest:g} over-explores: larger early regret than "
-                       "sigma_R = 0.1", verdict, f"early regret {evidence}"))
+        claims.append((f"[Fig. 2] huge sigma_R = {largest:g} over-explores: larger early "
+                       "regret than sigma_R = 0.1", verdict, f"early regret {evidence}"))
     return claims
 
 

@@ -210,7 +210,7 @@ def check_claims(results, config: Config) -> list[tuple[str, bool | None, str]]:
         for b in (g,):
             means = {t0: mean(results[(t0, b)]) for t0 in config.first_epochs}
             spread = (max(means.values()) - min(means.values())) / np.mean(list(means.values()))
-            claims.append((f"[19] T_0 has a minor effect at b = 2.618 (final regrets within "
+            claims.append((f"[Fig. 3] T_0 has a minor effect at b = 2.618 (final regrets within "
                            f"{100 * fig1.CLOSE_TOL:.0f}% of their mean)",
                            bool(spread <= fig1.CLOSE_TOL),
                            f"spread {100 * spread:.0f}%: " + ", ".join(
@@ -220,7 +220,7 @@ def check_claims(results, config: Config) -> list[tuple[str, bool | None, str]]:
                 continue
             means = {t0: mean(results[(t0, b)]) for t0 in config.first_epochs}
             spread = (max(means.values()) - min(means.values())) / np.mean(list(means.values()))
-            claims.append((f"[19] T_0 has a minor effect at b = {b:.4g} (within "
+            claims.append((f"[Fig. 3] T_0 has a minor effect at b = {b:.4g} (within "
                            f"{100 * fig1.CLOSE_TOL:.0f}%)", bool(spread <= fig1.CLOSE_TOL),
                            f"spread {100 * spread:.0f}%"))
     for b in config.growths:
@@ -229,7 +229,7 @@ def check_claims(results, config: Config) -> list[tuple[str, bool | None, str]]:
         verdicts = {t0: fig1.worse_than(results[(t0, b)], results[(t0, g)])
                     for t0 in config.first_epochs}
         counts = [sum(v[0] is x for v in verdicts.values()) for x in (True, None, False)]
-        claims.append((f"[19] b = {b:.4g} gives larger regret than b = 2.618 at every T_0",
+        claims.append((f"[Fig. 3] b = {b:.4g} gives larger regret than b = 2.618 at every T_0",
                        fig1.all_of([v[0] for v in verdicts.values()]),
                        f"larger / undecided / smaller at {counts[0]} / {counts[1]} / {counts[2]} "
                        "T_0: " + "; ".join(f"T_0={t}: {v[1]}" for t, v in verdicts.items())))

@@ -785,7 +785,7 @@ def acceptance_claims(figure2: dict[str, dict[str, Result]], config: Config) -> 
         ok_order, order = nvldb_below(results, [label(n) for n in ACCEPTANCE])
         ok_decay, decay = all_decreasing(results)
         note = "" if t == 2000 else f" (here T = {t}, not 2,000)"
-        claims.append((f"[acceptance, check 10] on {task}, d = K = {config.dim}{note}: every "
+        claims.append((f"[Fig. 2 ordering] on {task}, d = K = {config.dim}{note}: every "
                        "NVLDB variant ends below CoLSTIM, MaxPairUCB and uniform pairs, and its "
                        "R(t)/t decreases over the second half", A.all_of([ok_order, ok_decay]),
                        f"{order}; {decay}; {config.num_runs} paired runs"))
@@ -912,7 +912,7 @@ def table_claims(runs: Runs, config: Config) -> list[Claim]:
                        f"over {floor.num_runs} instances, d = {dim} (per-round floors are i.i.d. "
                        "over rounds, so its mean does not depend on T)"))
         if (dim, widths, horizon) != PAPER_SIZES[table]:
-            claims.append((f"[Table {table}, check 11] R(T)/T within a factor {FACTOR:g} of the "
+            claims.append((f"[Table {table}, level] R(T)/T within a factor {FACTOR:g} of the "
                            "paper's", None, "other d / width / T than the paper's; the table "
                            "shows the gap (our reimplementation: out of reach at width 32)"))
             continue
@@ -920,7 +920,7 @@ def table_claims(runs: Runs, config: Config) -> list[Claim]:
         for (_, width, rule), result in rows.items():
             ref = PAPER_E2[width, rule] if table == "E.2" else PAPER_E3[rule]
             ratios.append(average(result).mean() / float(ref[2].split(" ")[0]))
-        claims.append((f"[Table {table}, check 11] R(T)/T within a factor {FACTOR:g} of the "
+        claims.append((f"[Table {table}, level] R(T)/T within a factor {FACTOR:g} of the "
                        "paper's", all(1 / FACTOR <= r <= FACTOR for r in ratios),
                        "ratios to the paper " + ", ".join(f"{r:.2f}" for r in ratios)))
     return claims
@@ -935,7 +935,7 @@ def compute_claims(runs: Runs) -> list[Claim]:
                 continue
             ratio = results[lbl].wall_time / max(nvldb.wall_time, 1e-12)
             design = "full p x p" if "full" in lbl else "diagonal (APOHF)"
-            claims.append((f"[App. E.3, check 12] NDB-UCB ({design} design) at least "
+            claims.append((f"[App. E.3] NDB-UCB ({design} design) at least "
                            f"{SPEEDUP:g}x slower than NVLDB-UCB-ASYM ({setting}; paper about "
                            "28x)", bool(ratio >= SPEEDUP),
                            f"run time ratio {ratio:.1f}x ({results[lbl].wall_time:.1f} s vs "

@@ -1,4 +1,4 @@
-"""Neural Ensemble++ (Li, Xu, Wang & Luo): Figs. 1/10, 3, 4, 11, 14, E10 and the moderation task.
+"""Neural Ensemble++ (Li, Xu, Wang & Luo): Figs. 1/10, 3, 4, 11, 14, App. F.2, G.5.
 
 Reproduces Li et al. 2024, Sec. 5.2, App. F.2 and G.5, as the authors' code behaves (what running
 it showed)
@@ -9,26 +9,26 @@ Every panel plays the library agents ``neural-ensemble-pp`` ("ES++"), ``ensemble
 ``epinet`` and ``neural-greedy`` with the authors' per-task presets (applied to every method, as
 they did; Sec. 3.3, our reading), the 2 x 64 ReLU MLP backbone, next to uniform random:
 
-* **Fig. 1 / Fig. 10** (E5): final regret against the paper's parameter count
+* **Fig. 1 / Fig. 10**: final regret against the paper's parameter count
   (``jb.nets.paper_param_count``; 11,713 / 17,931 / 22,288 at M = 8 for d = 100, C = 1),
   varied by sweeping M, on ``quadratic-pool`` (the authors' instance, preset ``"quadratic"``)
   and ``random-mlp-bernoulli`` (the "Neural" task, ``"neural-classification"``).
-* **Fig. 3** (E4): the four agents and uniform random on those two tasks and on
+* **Fig. 3**: the four agents and uniform random on those two tasks and on
   ``shuttle-epp`` (preset ``"shuttle"``, G = 50); regret curves, final regret, and the regret
   accumulated after the agents' update start, paired run by run with random's.
-* **Paper horizon** (E4 at T = 10^5): Ensemble++, Ensemble+, Greedy and random on the quadratic
+* **Paper horizon** (Fig. 3 at T = 10^5): Ensemble++, Ensemble+, Greedy and random on the quadratic
   at ``long_horizon`` (EpiNet, ten times dearer per round, is left out on a CPU).
-* **Fig. 4** (E6): Ensemble++ on the quadratic with pools of several sizes (the decision set
+* **Fig. 4**: Ensemble++ on the quadratic with pools of several sizes (the decision set
   the 50 arms per round are drawn from; the authors' recipe at each size) and several M.
-* **Fig. 11** (E7): Ensemble++'s buffer capacity C on the Neural task (the paper's Sec. 5.2).
-* **Fig. 14** (E8): Ensemble++'s update-index, reference and perturbation laws on the quadratic
+* **Fig. 11**: Ensemble++'s buffer capacity C on the Neural task (the paper's Sec. 5.2).
+* **Fig. 14**: Ensemble++'s update-index, reference and perturbation laws on the quadratic
   (one law varied at a time, the others at their defaults: Coordinate / Sphere / Sphere).
-* **E10**: Ensemble++ against LMC-TS (``lmc-ts``, its full-history Langevin steps: the buffer
+* **App. F.2**: Ensemble++ against LMC-TS (``lmc-ts``, its full-history Langevin steps: the buffer
   holds the whole horizon) on ``vector-quadratic`` (LMC-TS's task, d = 20, K = 50), regret and
   the measured wall time per round against t (:func:`round_costs`: one run played in chunks of
   rounds by the runner's own round function, each chunk timed; the runner reports only total
   times).
-* **Moderation** (E9 on the offline stand-in): Ensemble++, Ensemble+ and Greedy with
+* **Moderation** (App. G.5, on the offline stand-in): Ensemble++, Ensemble+ and Greedy with
   ``preset="hate-speech"`` on ``text-moderation`` (the generated corpus; GPT-2 token ids) with a
   small randomly initialised ``jb.nets.TransformerNetwork`` backbone, fine-tuned and frozen
   (``train_backbone=False``), accuracy beside regret. (No pretrained GPT-2 ships offline.)
@@ -40,16 +40,16 @@ capacity, a pool size) are swept with ``jb.sweep`` (one program per distinct val
 runs equal to ``jb.simulate``'s); results are cached, so a point two panels share (ES++ at M = 8
 is Fig. 1's, Fig. 3's, Fig. 4's, Fig. 11's and Fig. 14's default) runs once.
 
-Scales: ``small`` (quadratic and Neural T = 3,000 with 4 runs; Shuttle T = 800, 4 runs; E10
+Scales: ``small`` (quadratic and Neural T = 3,000 with 4 runs; Shuttle T = 800, 4 runs; App. F.2
 T = 2,000, 4 runs; moderation T = 20,000, 4 runs; the paper-horizon check T = 10^5 with 2
 runs; M in {2, 8, 32}; 5, 4 and 3 update, reference and perturbation laws; pools of 200, 1,000
 and 5,000; C in {300, 1,000, 10,000}; about 60 programs): 1,562 s (26 min; 1,913 s of CPU) on
 the 2-core development machine, shared with other jobs for most of the run. EpiNet is the
 dearest agent (its epistemic network runs on each of 16 index draws per row: about ten times
 Ensemble++'s cost per round, 7 against 0.5 ms per run on the quadratic preset), so it sets the
-Fig. 1 and Shuttle sizes and is left out of the T = 10^5 check. E10 (139 s alone) plays one
+Fig. 1 and Shuttle sizes and is left out of the T = 10^5 check. App. F.2 (139 s alone) plays one
 run per block (``lmc_block_runs``; see :class:`Config`). ``paper`` (T = 10^5 on the synthetic
-tasks, 10^4 on Shuttle and E10, 10 runs, M up to 64; for a GPU); ``tiny`` is for the tests.
+tasks, 10^4 on Shuttle and App. F.2, 10 runs, M up to 64; for a GPU); ``tiny`` is for the tests.
 Run it from the repository root::
 
     python -m benchmarks.ensemble_pp_neural                  # --scale small
@@ -101,7 +101,7 @@ ABLATIONS = (("update", "update_index", "discrete update sets are better"),
              ("perturbation", "perturbation", "the perturbation law makes no difference"))
 SLIGHT = 0.10  # "only slightly" (Fig. 11) and "no difference" (Fig. 14(c)): within 10%
 FLAT = 0.25    # "largely unaffected" (Fig. 4): within 25%
-GROWTH = 1.5   # E10: LMC-TS's late rounds cost at least 1.5 x its early ones ...
+GROWTH = 1.5   # App. F.2: LMC-TS's late rounds cost at least 1.5 x its early ones ...
 STEADY = 1.3   # ... and Ensemble++'s at most 1.3 x
 
 
@@ -127,9 +127,9 @@ class Config:
       buffer_task, buffers: Fig. 11's task and capacities C (the agent's default 10,000 is the
         shared default point).
       updates, references, perturbations: Fig. 14's laws (each first one is the default).
-      lmc_horizon, lmc_runs, vector_env, time_chunk: E10's T, runs, ``vector-quadratic``
-        overrides and the rounds per timed chunk; lmc_agents: E10's agents; lmc_block_runs:
-        E10's runs per block (1 on a multi-core CPU: with blocks of several runs on several CPU
+      lmc_horizon, lmc_runs, vector_env, time_chunk: App. F.2's T, runs, ``vector-quadratic``
+        overrides and the rounds per timed chunk; lmc_agents: App. F.2's agents; lmc_block_runs:
+        App. F.2's runs per block (1 on a multi-core CPU: with blocks of several runs on several CPU
         devices, LMC-TS's nested loops made the process' memory grow with every round -- 18 GB
         at T = 2,000 -- while one run per block stays near 0.5 GB; None: the shared rule).
       mod_horizon, mod_runs, mod_rows, mod_length: the moderation task's T, runs, stand-in
@@ -535,7 +535,7 @@ def run_ablations(runner: Runner) -> dict[str, dict[str, Result]]:
 
 
 def run_lmc(runner: Runner) -> tuple[dict[str, Result], dict[str, dict[str, np.ndarray]]]:
-    """E10: ``({label: Result}, {label: round_costs})`` for ES++ and LMC-TS on
+    """App. F.2 (LMC-TS): ``({label: Result}, {label: round_costs})`` for ES++ and LMC-TS on
     ``vector-quadratic`` (and random's regret)."""
     results = {label: runner.one("vector", label) for label in runner.config.lmc_agents}
     task = runner.tasks["vector"]
@@ -829,14 +829,15 @@ def window_ms(costs: Mapping[str, np.ndarray], lo: float, hi: float) -> float:
 
 
 def cost_windows(horizon: int) -> tuple[tuple[float, float], tuple[float, float]]:
-    """E10's early and late windows: rounds ``(T/4, T/2]`` and ``(3T/4, T]``."""
+    """The early and late windows of App. F.2's cost comparison: rounds ``(T/4, T/2]`` and
+    ``(3T/4, T]``."""
     return (horizon / 4, horizon / 2), (3 * horizon / 4, horizon)
 
 
 def lmc_table(runner: Runner, lmc, costs) -> C.Table:
     task = runner.tasks["vector"]
     early, late = cost_windows(task.horizon)
-    table = C.Table(f"E10: Ensemble++ against LMC-TS on vector-quadratic (T = {task.horizon})",
+    table = C.Table(f"App. F.2: Ensemble++ against LMC-TS on vector-quadratic (T = {task.horizon})",
                     ["agent", "R_T", f"ms/round, rounds {early[0]:.0f}-{early[1]:.0f}",
                      f"ms/round, rounds {late[0]:.0f}-{late[1]:.0f}", "late / early"],
                     note=(f"Regret: mean ± 95% CI over {task.num_runs} runs. Cost: one run played "
@@ -1112,7 +1113,7 @@ def lmc_claims(runner: Runner, lmc, costs) -> list[Claim]:
     if "ES++" not in lmc or LMC not in lmc:
         return []
     es, mc = C.final_regret(lmc["ES++"]), C.final_regret(lmc[LMC])
-    claims = [(f"E10: Ensemble++ has lower regret than LMC-TS on vector-quadratic "
+    claims = [(f"App. F.2: Ensemble++ has lower regret than LMC-TS on vector-quadratic "
                f"(T = {task.horizon:,})", lower_verdict(es, mc),
                f"paired R(ES++) - R(LMC-TS) = {gap_text(es - mc)}; ES++ {C.fmt_ci(es)}, "
                f"LMC-TS {C.fmt_ci(mc)}")]
@@ -1268,7 +1269,7 @@ def draw_costs(ax, costs) -> None:
     ax.set_yscale("log")
     ax.set_xlabel("round t")
     ax.set_ylabel("wall time per round (ms, one run)")
-    ax.set_title("E10: per-round cost against t")
+    ax.set_title("App. F.2: LMC-TS and Ensemble++, per-round cost against t")
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=7)
 
@@ -1321,7 +1322,7 @@ def draw(runner: Runner, panels: Panels):
                    title=f"Fig. 11: buffer ({task.title.split(' (')[0]})")
     for (name, field, _), a in zip(ABLATIONS, [next(ax), next(ax), next(ax)], strict=True):
         draw_bars(a, panels.ablations[name], f"Fig. 14: {field}")
-    jb.plot_regret(panels.lmc, ax=next(ax), title="E10: vector-quadratic")
+    jb.plot_regret(panels.lmc, ax=next(ax), title="App. F.2: vector-quadratic")
     draw_costs(next(ax), panels.costs)
     a, b = next(ax), next(ax)
     if panels.moderation:
@@ -1361,7 +1362,7 @@ def main(argv: Sequence[str] | None = None) -> C.Report:
              f"instance and subset sequence) "
              f"and Neural (`random-mlp-bernoulli`, the authors' pool, tau = 0.1) tasks: "
              f"T = {config.horizon:,}, {config.num_runs} runs; Shuttle (`shuttle-epp`): "
-             f"T = {config.shuttle_horizon:,}, {config.shuttle_runs} runs; E10 "
+             f"T = {config.shuttle_horizon:,}, {config.shuttle_runs} runs; App. F.2 "
              f"(`vector-quadratic`): T = {config.lmc_horizon:,}, {config.lmc_runs} runs; "
              f"moderation (`text-moderation`, generated stand-in corpus): "
              f"T = {config.mod_horizon:,}, {config.mod_runs} runs; {long}. The authors' presets "

@@ -195,18 +195,19 @@ def nets_claims(nets: dict[tuple[int, int], Result],
     smallest = min(nets, key=lambda k: k[1] * config.dim + k[1] ** 2 * (k[0] - 2) + k[1])
     if smallest != base_key:
         ok, evidence = A.worse_than(nets[smallest], base)
-        claims.append((f"[18] the smallest net ({net_label(*smallest)}) has larger regret than "
-                       f"the baseline ({net_label(*base_key)}) on E-QUAD", ok, evidence))
+        claims.append((f"[Fig. 2(d)] the smallest net ({net_label(*smallest)}) has larger "
+                       f"regret than the baseline ({net_label(*base_key)}) on E-QUAD", ok,
+                       evidence))
     larger = [k for k in nets if k[1] > config.width and k[0] == config.depth]
     for k in larger:
         ok, evidence = A.worse_than(base, nets[k])  # True: the wider net gains clearly
-        claims.append((f"[18] the wider net {net_label(*k)} brings no significant gain over the "
-                       "baseline", ok is not True, evidence))
+        claims.append((f"[Fig. 2(d)] the wider net {net_label(*k)} brings no significant gain "
+                       "over the baseline", ok is not True, evidence))
     wide = [k for k in nets if k[0] == config.depth and k[1] > config.width]
     deep = [k for k in nets if k[0] > config.depth and k[1] == config.width]
     if wide and deep:
         ok, evidence = A.worse_than(nets[deep[0]], nets[wide[0]])
-        claims.append((f"[18] width helps more than depth: {net_label(*wide[0])} has lower "
+        claims.append((f"[Fig. 2(d)] width helps more than depth: {net_label(*wide[0])} has lower "
                        f"regret than {net_label(*deep[0])}", ok, evidence))
     return claims
 

@@ -278,8 +278,9 @@ def figure_claims(results: dict[str, A.PanelResult]) -> list[tuple[str, bool | N
             gap, half = C.paired_gap(C.final_regret(curves["NL-UCB-2"]),
                                      C.final_regret(learners[best]))
             ok = True if best == "NL-UCB-2" else (False if gap - half > 0 else None)
-            claims.append((f"[15] NL-UCB-2 is lowest or within its CI of the lowest on {title}",
-                           ok, f"lowest {best} {A.mean_final(learners[best]):.1f}, NL-UCB-2 "
+            claims.append((f"[Figs. 1-2] NL-UCB-2 is lowest or within its CI of the lowest on "
+                           f"{title}", ok,
+                           f"lowest {best} {A.mean_final(learners[best]):.1f}, NL-UCB-2 "
                            f"{A.mean_final(curves['NL-UCB-2']):.1f}, paired gap "
                            f"{gap:+.1f} ± {half:.1f}"))
         lin = [LABELS[n] for n in LINEAR if LABELS[n] in curves]
@@ -288,8 +289,8 @@ def figure_claims(results: dict[str, A.PanelResult]) -> list[tuple[str, bool | N
             best_lin = min(lin, key=lambda k: A.mean_final(curves[k]))
             best_nl = min(neural, key=lambda k: A.mean_final(curves[k]))
             ok, evidence = A.worse_than(curves[best_lin], curves[best_nl])
-            claims.append((f"[15] the linear logistic baselines are worse than NeuralLog-UCB on "
-                           f"{title} ({best_lin} vs {best_nl})", ok, evidence))
+            claims.append((f"[Figs. 1-2] the linear logistic baselines are worse than "
+                           f"NeuralLog-UCB on {title} ({best_lin} vs {best_nl})", ok, evidence))
     return claims
 
 
@@ -310,7 +311,7 @@ def obd_claims(rows: dict[tuple[str, float], dict[str, Result]],
                 gap, half = C.paired_gap(ctr[best_other], ctr[best_ts])
                 failed.append(gap - half > 0)
         ok = True if not failed else (False if any(failed) else None)
-        claims.append(("[16] a NeuralLog-TS agent has the highest CTR in every Table 2 row", ok,
+        claims.append(("[Table 2] a NeuralLog-TS agent has the highest CTR in every row", ok,
                        f"{tops} of {len(rows)} rows; the others within noise: "
                        f"{not any(failed)}"))
     invariant = [LABELS[n] for n in ("neurallog-ucb-2", "neurallog-ts-2", "ada-ofu-ecolog")
@@ -322,7 +323,7 @@ def obd_claims(rows: dict[tuple[str, float], dict[str, Result]],
                    and np.array_equal(np.asarray(r[lbl].accepted),
                                       np.asarray(kappa_rows[0][lbl].accepted))
                    for r in kappa_rows for lbl in invariant)
-        claims.append(("[9] kappa-invariance: " + ", ".join(invariant) + " give identical "
+        claims.append(("[Table 2] kappa-invariance: " + ", ".join(invariant) + " give identical "
                        "results for every kappa", same, "bit-identical clicks and accepted "
                        "counts" if same else "results differ across kappa"))
     return claims

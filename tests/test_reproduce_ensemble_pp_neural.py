@@ -1,4 +1,4 @@
-"""Smoke test of the neural Ensemble++ reproduction (seed-001 E4-E10: Figs. 1/10, 3, 4, 11, 14,
+"""Smoke test of the neural Ensemble++ reproduction (Li et al. 2024: Figs. 1/10, 3, 4, 11, 14,
 the LMC-TS comparison and the moderation task) and its notebook.
 
 The script's ``main`` runs at the test-only ``--scale tiny`` into a temporary folder (eight
@@ -31,7 +31,7 @@ def tiny(tmp_path_factory):
 def test_ensemble_pp_neural_tiny(tiny):
     module, config, report = tiny
     panels, runner = report.data["panels"], report.data["runner"]
-    # the parameter counts of check 9, in the table and as a reproduced claim
+    # the paper's parameter counts (Fig. 1), in the table and as a reproduced claim
     counts = report.table("Parameter counts")
     assert counts.row_labels == ["ES++", "EpiNet", "Ensemble+", "Greedy"]
     assert [row[1] for row in counts.rows[:3]] == ["11,713", "17,931", "22,288"]
@@ -43,7 +43,7 @@ def test_ensemble_pp_neural_tiny(tiny):
     assert figure3.row_labels == [*config.agents, module.RANDOM]
     assert report.table("Fig. 3: regret after").row_labels == list(config.agents)
     assert report.table("Paper horizon").row_labels == ["not run"]
-    assert report.table("E10").row_labels == list(config.lmc_agents)
+    assert report.table("App. F.2").row_labels == list(config.lmc_agents)
     moderation = report.table("Moderation")
     assert moderation.row_labels == [*config.mod_agents, "always block", "always publish"]
     # a point shared by panels is one run: ES++ at the default M, pool, buffer and laws
