@@ -455,7 +455,8 @@ def best_baseline(result: PanelResult) -> tuple[str, Result]:
     return label, baselines[label]
 
 
-def check_claims(results: dict[str, PanelResult]) -> list[tuple[str, bool | None, str]]:
+def check_claims(results: dict[str, PanelResult],
+                 figure: str = "Fig. 1") -> list[tuple[str, bool | None, str]]:
     claims: list[tuple[str, bool | None, str]] = []
     names = {"E-LIN": "Lin-ES", "E-LOG": "GLM-ES"}
     for title, result in results.items():
@@ -467,22 +468,22 @@ def check_claims(results: dict[str, PanelResult]) -> list[tuple[str, bool | None
         for variant in variants:
             evidence += (f"; diagnostic {variant}: "
                          f"{not_worse(result.curves[variant], base)[1].split(',')[0]}")
-        claims.append((f"[Fig. 1] {names.get(title, es_label)} is competitive with the best tuned "
-                       f"baseline on {title} (not clearly worse)", ok,
+        claims.append((f"[{figure}] {names.get(title, es_label)} is competitive with the best "
+                       f"tuned baseline on {title} (not clearly worse)", ok,
                        f"{es_label} vs {base_label}: {evidence}"))
         ratio = slope_ratio(es, result.panel.warmup)
-        claims.append((f"[Fig. 1] {es_label}'s regret on {title} is sublinear (late slope <= "
+        claims.append((f"[{figure}] {es_label}'s regret on {title} is sublinear (late slope <= "
                        f"{SUBLINEAR_RATIO:g} x early slope after the warm-up)",
                        ratio <= SUBLINEAR_RATIO, f"slope ratio {ratio:.2f}"))
         dts = [label for label, kind in result.kinds.items() if kind == "dt"]
         if len(dts) >= 2:
             ok, evidence = close(result.curves[dts[0]], result.curves[dts[1]])
-            claims.append((f"[Fig. 1] {dts[0]} and {dts[1]} end close to each other on {title}", ok,
-                           evidence))
+            claims.append((f"[{figure}] {dts[0]} and {dts[1]} end close to each other on "
+                           f"{title}", ok, evidence))
         for dt in dts:
             ok, evidence = not_worse(result.curves[dt], es)
-            claims.append((f"[Fig. 1] {dt} is competitive with {es_label} on {title} (not clearly "
-                           "worse)", ok, evidence))
+            claims.append((f"[{figure}] {dt} is competitive with {es_label} on {title} (not "
+                           "clearly worse)", ok, evidence))
     return claims
 
 
@@ -518,19 +519,21 @@ def draw(results: dict[str, PanelResult], config: Config):
     return fig
 
 
-def main(argv: Sequence[str] | None = None) -> C.Report:
-    """Runs the reproduction at ``--scale`` and writes the PNG and the markdown report."""
-    args = parse_args(NAME, __doc__, argv)
-    config = C.configure(SCALES, args)
-    out = C.output_dir(NAME, args.out)
+def main(argv: Sequence[str] | None = None, *, name: str = NAME, title: str = TITLE,
+         scales: dict[str, Config] = SCALES, figure: str = "Fig. 1") -> C.Report:
+    """Runs the reproduction at ``--scale`` and writes the PNG and the markdown report (the
+    keywords: another figure of the same panels, e.g. ``anytime_fig4``)."""
+    args = parse_args(name, __doc__, argv)
+    config = C.configure(scales, args)
+    out = C.output_dir(name, args.out)
     start = C.timer()
-    print(f"{TITLE}\nscale {args.scale}, solver {args.solver}: {config}", flush=True)
+    print(f"{title}\nscale {args.scale}, solver {args.solver}: {config}", flush=True)
     results = run(config, jax.random.key(args.seed), args.solver,
                   progress=False if args.no_progress else None)
 
-    figure = C.save_figure(draw(results, config), out / f"{NAME}.png")
+    png = C.save_figure(draw(results, config), out / f"{name}.png")
     tables = [panel_table(result, config) for result in results.values()]
-    claims = check_claims(results)
+    claims = check_claims(results, figure)
     seconds = C.timer() - start
     intro = (f"Scale `{args.scale}`, seed {args.seed}, GLM solver `{args.solver}`: d = "
              f"{config.dim}, K = {config.num_arms}, T = {config.horizon}, {config.num_runs} "
@@ -540,11 +543,11 @@ def main(argv: Sequence[str] | None = None) -> C.Report:
              "T_0 in {" + ", ".join(map(str, config.first_epochs)) + "}, b = 2.618, "
              "m_e = ceil(2 ln L_e), sigma_R,e = 0.02 ln L_e, warm-up min(tau, L_e) per epoch. "
              "Baselines (our choice, Sec. 7.2) tuned over their grid on these runs. "
-             "Sun et al. 2025, Fig. 1. Competitive = mean final regret at most "
+             f"Sun et al. 2025, {figure}. Competitive = mean final regret at most "
              f"{100 * NOT_WORSE_TOL:.0f}% above the reference's (clearly worse: more than that "
              "and a paired 95% CI excluding 0; else not decidable); close = means within "
              f"{100 * CLOSE_TOL:.0f}%.")
-    return C.finish(NAME, TITLE, intro, tables, claims, figure, out, args, seconds,
+    return C.finish(name, title, intro, tables, claims, png, out, args, seconds,
                     data={"results": results, "config": config, "solver": args.solver})
 
 

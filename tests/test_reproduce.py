@@ -180,8 +180,16 @@ def test_ensemble_pp_ablation_tiny(tmp_path):
                     result.agent_config["perturbation"]) == (m, reference, perturbation)
 
 
+#: Lee & Oh 2024's statements decided at tiny scale (seed 0): Prop. 2 holds run by run, the
+#: theory scale beta_T over-explores (about 5x), and the orderings around LinUCB are wide gaps.
+LEE_OH = {"E1: ES with m = T and round robin is LinPHE": True,
+          "the theory calibration over-explores": True,
+          "practical calibration: ES": True,
+          "ordering: LinUCB < sampling methods": True}
+
+
 def test_lee_oh_demo_tiny(tmp_path):
-    module, config, report = _run(lee_oh_demo, tmp_path)
+    module, config, report = _run(lee_oh_demo, tmp_path, expected=LEE_OH)
     table = report.table("Final regret (mean ± s.e.)")
     assert [r.split(",")[0] for r in table.row_labels] == ["theory", "practical"]
     assert table.columns == (["calibration"] + [f"ES m={m}" for m in config.ensemble_sizes]
@@ -193,9 +201,6 @@ def test_lee_oh_demo_tiny(tmp_path):
         + [f"m = T = {config.horizon} (round robin)", "LinPHE", "LinTS", "LinUCB"])
     scaling = report.table("E3")
     assert len(scaling.rows) == sum(1 if a == "LinUCB" else 2 for a in config.scaling_agents)
-    # Proposition 2 through the runner: ES with m = T played in turn is LinPHE, run by run.
-    (verdict,) = [v for claim, v, _ in report.claims if claim.startswith("E1")]
-    assert verdict is True
     # The theory calibration is beta_T of Lee & Oh 2024, Thm. 1 (3.85 at d = 5, T = 1000).
     assert report.data["e2"]["scales"]["practical"] == config.noise_std
     assert module.beta(module.SCALES["small"], 5, 1000) == pytest.approx(3.85, abs=0.01)
