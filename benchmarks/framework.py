@@ -414,7 +414,8 @@ class Runner:
     def sweep(self, env, agent, field: str, values: Sequence[Any], horizon: int,
               num_runs: int, name: str | None = None, **options: Any) -> list[Result]:
         """``agent`` at each of ``values`` of ``field`` (an agent field, or ``"env.<name>"``):
-        one Result per value, in order; the values not cached run in one ``jb.sweep``."""
+        one Result per value, in order; the values not cached run in one ``jb.sweep`` and are
+        named ``"<name> <field>=<value>"`` (a cached point keeps the name it was run under)."""
         def at(value):
             if field.startswith("env."):
                 return env.replace(**{field[4:]: value}), agent
@@ -428,15 +429,13 @@ class Runner:
             swept = jb.sweep(env, agent, self.key, {field: [v for _, v in missing]}, horizon,
                              num_runs, **options)
             results = list(swept.values())
-            for (point, _), result in zip(missing, results, strict=True):
+            for (point, value), result in zip(missing, results, strict=True):
+                result.name = f"{name or agent.name} {field}={value}"
                 self._store(point, result)
             compiled = sum(r.compile_time for r in results)
             self.log(f"{name or agent.name}, {field} in {[v for _, v in missing]}: compile "
                      f"{compiled:.1f} s, run {sum(r.wall_time for r in results):.1f} s")
-        out = [self.memory[p] for p in points]
-        for value, result in zip(values, out, strict=True):
-            result.name = f"{name or agent.name} {field}={value}"
-        return out
+        return [self.memory[p] for p in points]
 
     def run(self, experiment: Experiment) -> dict[str, Any]:
         """Every agent of ``experiment``: ``{label: Result}``, or with a grid of one field
