@@ -1,4 +1,4 @@
-"""Smoke tests of the paper reproductions in benchmarks/reproduce/ at the test-only tiny scale.
+"""Smoke tests of the paper reproductions of benchmarks/ at the test-only tiny scale.
 
 Each script's ``main`` runs in-process at ``--scale tiny`` into a temporary folder; the tests check
 that the PNG and the markdown report are written, that the tables have the rows and columns the
