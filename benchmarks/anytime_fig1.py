@@ -53,7 +53,7 @@ import numpy as np
 
 import jaxbandits as jb
 from benchmarks import framework as C
-from jaxbandits.results import Result
+from jaxbandits import Result
 
 NAME = "anytime_fig1"
 TITLE = "Anytime ensemble sampling, Figure 1: E-LIN and E-LOG, with the doubling-trick variants"

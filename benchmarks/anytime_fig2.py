@@ -41,7 +41,7 @@ import numpy as np
 import jaxbandits as jb
 from benchmarks import anytime_fig1 as fig1
 from benchmarks import framework as C
-from jaxbandits.results import Result
+from jaxbandits import Result
 
 NAME = "anytime_fig2"
 TITLE = "Anytime ensemble sampling, Figure 2 (a)-(c): GLM-ES ablations of m, lambda and sigma_R"

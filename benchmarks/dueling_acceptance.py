@@ -31,7 +31,7 @@ import numpy as np
 
 from benchmarks import dueling_figs as D
 from benchmarks import framework as C
-from jaxbandits.results import Result
+from jaxbandits import Result
 
 NAME = "dueling_acceptance"
 TITLE = "Neural dueling bandits: the acceptance ordering on square and cosine, decided"

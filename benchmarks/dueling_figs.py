@@ -72,8 +72,8 @@ import numpy as np
 import jaxbandits as jb
 from benchmarks import anytime_fig1 as A
 from benchmarks import framework as C
+from jaxbandits import Result
 from jaxbandits.envs import DataNotFoundError
-from jaxbandits.results import Result
 
 NAME = "dueling_figs"
 TITLE = ("Neural variance-aware dueling bandits (NVLDB): Fig. 2, Figs. E.1 and E.5-E.8, "

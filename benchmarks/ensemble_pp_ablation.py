@@ -38,8 +38,8 @@ import numpy as np
 
 import jaxbandits as jb
 from benchmarks import framework as C
+from jaxbandits import Result
 from jaxbandits.linalg import PERTURBATIONS, REFERENCES
-from jaxbandits.results import Result
 
 NAME = "ensemble_pp_ablation"
 TITLE = "Ensemble++ ablation: reference x perturbation distributions against ensemble size"

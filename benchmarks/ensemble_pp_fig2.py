@@ -43,7 +43,7 @@ import numpy as np
 
 import jaxbandits as jb
 from benchmarks import framework as C
-from jaxbandits.results import Result
+from jaxbandits import Result
 
 NAME = "ensemble_pp_fig2"
 TITLE = "Ensemble++ Figure 2: regret against ensemble size M, and the M that matches TS"

@@ -75,7 +75,7 @@ import numpy as np
 
 import jaxbandits as jb
 from benchmarks import framework as C
-from jaxbandits.results import Result
+from jaxbandits import Result
 
 NAME = "ensemble_pp_neural"
 TITLE = ("Neural Ensemble++: regret vs parameters, nonlinear tasks, decision-set size, buffer, "

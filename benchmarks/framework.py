@@ -53,7 +53,8 @@ import numpy as np
 
 import jaxbandits as jb
 from benchmarks.tables import print_table, render_table
-from jaxbandits.results import Result, t_quantile
+from jaxbandits import Result
+from jaxbandits.results import t_quantile
 
 ROOT = Path(__file__).resolve().parents[1]
 

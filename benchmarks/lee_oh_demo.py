@@ -51,8 +51,8 @@ import numpy as np
 
 import jaxbandits as jb
 from benchmarks import framework as C
-from jaxbandits.agents.ensembles import theory_perturb_std
-from jaxbandits.results import Result
+from jaxbandits import Result
+from jaxbandits.agents import theory_perturb_std
 
 NAME = "lee_oh_demo"
 TITLE = "Lee & Oh linear ensemble sampling: a demonstration protocol E1-E4 (the paper has none)"

@@ -62,7 +62,7 @@ def piece_costs(dim: int, num_arms: int, runs: int, horizon: int, repeats: int) 
     import jax
     import jax.numpy as jnp
 
-    from jaxbandits.agents.select import greedy_index
+    from jaxbandits.agents import greedy_index
     from jaxbandits.linalg import ridge_init, ridge_sample, ridge_sq_widths_update, ridge_update
 
     key = jax.random.key(0)

@@ -36,7 +36,7 @@ import jax
 import jaxbandits as jb
 from benchmarks import anytime_fig1 as A
 from benchmarks import framework as C
-from jaxbandits.results import Result
+from jaxbandits import Result
 
 NAME = "neural_fig1"
 TITLE = ("Anytime ensemble sampling, Figure 1 E-DIST / E-QUAD (Neural-ES, DT variants) and "

@@ -44,7 +44,7 @@ import numpy as np
 import jaxbandits as jb
 from benchmarks import anytime_fig1 as A
 from benchmarks import framework as C
-from jaxbandits.results import Result
+from jaxbandits import Result
 
 NAME = "neurallog_figs"
 TITLE = "Neural Logistic Bandits: Figure 1 (synthetic), Figure 2 (classification), Table 2 (OBD)"

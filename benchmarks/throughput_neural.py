@@ -290,7 +290,7 @@ def nvldb_flops(agent, dim: int, horizon: int) -> float | None:
     forward pass: ``2 MACs 2t (3n + 1)``, ``MACs = d m + (L - 2) m^2 + m D`` per arm; averaged
     over t, with t capped at the buffer's size (the selection's K arms and the D x D algebra are
     negligible)."""
-    from jaxbandits.agents.dueling_neural import NVLDB
+    from jaxbandits.agents import NVLDB
 
     if not isinstance(agent, NVLDB):
         return None
