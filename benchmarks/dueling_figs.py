@@ -32,7 +32,7 @@ random numbers), and gaps are paired run by run.
   library's NDB (APOHF's) uses a diagonal design and costs about as much as NVLDB; the paper's 28x
   comes from a full p x p design (``ndb_full_horizon``, at ``paper`` scale only: on the 2-core
   CPU NDB-UCB with ``design="full"`` took 171.5 s for 2 runs of 100 rounds, NVLDB-UCB-ASYM 1.4 s).
-* **The best-distinct-pair floor** (``dueling-pair-floor``): with ``forbid_self_duel=True``
+* **The best-distinct-pair floor** (``jb.envs.DuelingPairFloorEnv``): with ``forbid_self_duel=True``
   (the default) no agent can go below ``(u_(1) - u_(2)) / 2`` a round; a run with the same key
   gives that floor run by run, beside Fig. 2 and Tables E.2 / E.3 (on square it is about 1.7 per
   round, above the paper's Table E.2 values: the paper's agents self-duel).
@@ -138,7 +138,7 @@ class Config:
       width, learning_rate: the NVLDB / NLDB networks (and NDB's width).
       dim, num_arms: d and K of the synthetic tasks.
       ndb_full_horizon: T of an extra timing of NDB-UCB with the full p x p design (0: none).
-      floor_runs: runs of the best-distinct-pair floor (``dueling-pair-floor``; its first
+      floor_runs: runs of the best-distinct-pair floor (``jb.envs.DuelingPairFloorEnv``; its first
         ``num_runs`` are the real runs' instances, all of them estimate its expectation).
       demo_agents, demo_horizon: what ``notebooks/dueling.ipynb`` runs on square (not the
         script; at ``tiny`` the Fig. 2 programs, so the test's notebook run compiles nothing).
@@ -434,7 +434,7 @@ def floor_settings(config: Config) -> list[tuple[str, int, int]]:
 
 def run_floors(config: Config, key: jax.Array,
                progress: bool | None = False) -> dict[tuple[str, int, int], Result]:
-    """``{(utility, d, T): Result}`` of ``dueling-pair-floor`` with the real runs' key and
+    """``{(utility, d, T): Result}`` of ``jb.envs.DuelingPairFloorEnv`` with the real runs' key and
     recorded steps and ``floor_runs`` runs: the best-distinct-pair floor of each real run (the
     first ``num_runs``) and of more instances of the task."""
     extra = (config.ablation_horizon, config.sweep_horizon)
@@ -447,9 +447,9 @@ def run_floors(config: Config, key: jax.Array,
 def run_floor(config: Config, key: jax.Array, utility: str, dim: int, horizon: int,
               num_runs: int, include: Sequence[int] = (), progress: bool | None = False
               ) -> Result:
-    """``dueling-pair-floor`` of one synthetic setting over ``num_runs`` runs with the real
+    """``jb.envs.DuelingPairFloorEnv`` of one synthetic setting over ``num_runs`` runs with the real
     runs' key: the best-distinct-pair floor of each of those runs."""
-    env = jb.make_env("dueling-pair-floor", utility=utility, dim=dim, num_arms=config.num_arms)
+    env = jb.envs.DuelingPairFloorEnv(utility=utility, dim=dim, num_arms=config.num_arms)
     return run_agents(env, {FLOOR: ("random", {})}, config, key, horizon, num_runs,
                       include=include, progress=progress)[FLOOR]
 

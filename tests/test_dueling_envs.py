@@ -114,9 +114,9 @@ def test_shortcuts_only_change_the_default_utility():
 
 
 def test_pair_floor_pays_the_best_distinct_pair_whatever_is_played():
-    """``dueling-pair-floor``: the same instance and contexts as ``dueling-synthetic``, regret
-    ``(u_(1) - u_(2)) / 2`` (strong ``u_(1) - u_(2)``, weak 0) for every pair played."""
-    floor = jb.make_env("dueling-pair-floor", utility="cosine", dim=3, num_arms=4)
+    """``jb.envs.DuelingPairFloorEnv``: the same instance and contexts as ``dueling-synthetic``,
+    regret ``(u_(1) - u_(2)) / 2`` (strong ``u_(1) - u_(2)``, weak 0) for every pair played."""
+    floor = jb.envs.DuelingPairFloorEnv(utility="cosine", dim=3, num_arms=4)
     plain = jb.make_env("dueling-synthetic", utility="cosine", dim=3, num_arms=4)
     state, context = _round(floor, t=0)
     same_state, same_context = _round(plain, t=0)

@@ -25,9 +25,9 @@ NOTEBOOK = ROOT / "notebooks" / "dueling.ipynb"
 
 
 #: Oh et al. 2026, Tables E.2 / E.3 against the best-distinct-pair floor of the square task
-#: (``dueling-pair-floor``), decided at tiny scale: Table E.2's R(T)/T (0.39-0.54, d = 5) lies
-#: below the floor (about 1.6), the documented deviation (the paper's agents must self-duel);
-#: Table E.3's (6.05-6.73) does not.
+#: (``jb.envs.DuelingPairFloorEnv``), decided at tiny scale: Table E.2's R(T)/T (0.39-0.54,
+#: d = 5) lies below the floor (about 1.6), the documented deviation (the paper's agents must
+#: self-duel); Table E.3's (6.05-6.73) does not.
 FLOORS = {"[diagnostic, Table E.2]": True, "[diagnostic, Table E.3]": False}
 
 
