@@ -113,6 +113,24 @@ def test_shortcuts_only_change_the_default_utility():
     assert jb.make_env("dueling-cosine", utility="square").utility == "square"
 
 
+def test_pair_floor_pays_the_best_distinct_pair_whatever_is_played():
+    """``jb.envs.DuelingPairFloorEnv``: the same instance and contexts as ``dueling-synthetic``,
+    regret ``(u_(1) - u_(2)) / 2`` (strong ``u_(1) - u_(2)``, weak 0) for every pair played."""
+    floor = jb.envs.DuelingPairFloorEnv(utility="cosine", dim=3, num_arms=4)
+    plain = jb.make_env("dueling-synthetic", utility="cosine", dim=3, num_arms=4)
+    state, context = _round(floor, t=0)
+    same_state, same_context = _round(plain, t=0)
+    np.testing.assert_array_equal(context.arms, same_context.arms)
+    top = np.sort(np.asarray(floor.utilities(state, context.arms), np.float64))[-2:]
+    for pair in ([0, 1], [2, 2], [3, 0]):
+        fb = _apply(floor, "feedback", jax.random.key(1), state, context,
+                    jnp.asarray(pair, jnp.int32))
+        np.testing.assert_allclose(float(fb.regret), (top[1] - top[0]) / 2, rtol=1e-5)
+        np.testing.assert_allclose(float(fb.metrics["strong_regret"]), top[1] - top[0],
+                                   rtol=1e-5)
+        assert float(fb.metrics["weak_regret"]) == 0.0 and float(fb.reward) == 0.0
+
+
 def test_contexts_are_fresh_each_round_and_uniform_before_normalising():
     env = jb.make_env("dueling-cosine", dim=3, num_arms=4)
     state, first = _round(env, t=0)

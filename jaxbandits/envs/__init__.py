@@ -41,6 +41,7 @@ from jaxbandits.envs.dueling import (
     dueling_utility,
     link_function,
 )
+from jaxbandits.envs.dueling_floor import DuelingPairFloorEnv
 from jaxbandits.envs.ensemble_pp import FreqRussoEnv, LinearVaryingEnv, RussoEnv, VaryingContext
 from jaxbandits.envs.linear import LinearEnv, LinearEnvState, LinearSphereEnv, draw_vectors
 from jaxbandits.envs.logistic import LogisticBernoulliEnv, LogisticEnv
@@ -94,6 +95,7 @@ __all__ = [
     "DuelingCosineEnv",
     "DuelingCovertypeEnv",
     "DuelingMagicEnv",
+    "DuelingPairFloorEnv",
     "DuelingQuadraticEnv",
     "DuelingRowContext",
     "DuelingShuttleEnv",

@@ -9,6 +9,8 @@ import argparse
 import math
 from typing import Any
 
+from benchmarks.tables import render_table
+
 CPU_DEVICES_HELP = ("split the CPU into this many XLA devices, the runs sharded over them "
                     "(jb.use_cpu_cores; default: one per core, as `jaxbandits run` does; 1: "
                     "XLA's single CPU device)")
@@ -106,7 +108,7 @@ def matmul_gflops(rows: int = 2048, width: int = 2048, runs: int | None = None,
     device, or with ``runs`` of the batched ``(runs, rows, width) @ (runs, width, width)`` (one
     matrix per run, as a vmapped neural round multiplies). The default square 2048 product is the
     attainable arithmetic rate, as a yardstick (about 190-200 GFLOP/s on the 2-core development
-    machine, above the 142 of issue 15's roofline). Timed for ``min_time`` s after compiling."""
+    machine, above the 142 of the reference roofline). Timed for ``min_time`` s after compiling."""
     import time
 
     import jax
@@ -124,28 +126,6 @@ def matmul_gflops(rows: int = 2048, width: int = 2048, runs: int | None = None,
     return 2.0 * (runs or 1) * rows * width * width * calls / elapsed / 1e9
 
 
-def regret_agreement(regrets, jax_mean: float, jax_half: float, jax_runs: int) -> dict:
-    """A reference's mean final regret over its seeds against the JAX agent's (``jax_mean``
-    +- ``jax_half``, the 95% half-width over ``jax_runs`` runs): consistent when the means agree
-    up to sampling noise (same algorithm, same problem distribution; a generous margin, since a
-    handful of reference seeds is noisy).
-
-    One seed has no spread of its own: it gets that of one JAX run, ``jax_half *
-    sqrt(jax_runs)``, since both are draws from the same distribution (with no spread, one
-    unlucky seed of a high-variance problem reads as a mismatch). Returns ``{"np_regret",
-    "np_half", "jax_regret", "jax_half", "consistent"}``."""
-    seeds = len(regrets)
-    mean = sum(regrets) / seeds
-    if seeds > 1:
-        spread = math.sqrt(sum((r - mean) ** 2 for r in regrets) / (seeds - 1))
-        half = 1.96 * spread / math.sqrt(seeds)
-    else:
-        half = jax_half * math.sqrt(jax_runs)
-    margin = 2.0 * math.hypot(half, jax_half) + 0.15 * abs(jax_mean)
-    return {"np_regret": float(mean), "np_half": float(half), "jax_regret": jax_mean,
-            "jax_half": jax_half, "consistent": abs(mean - jax_mean) <= margin}
-
-
 def fmt_rate(x: float | None) -> str:
     """A rate for a table: thousands separators, more digits below 100, ``-`` for none."""
     if x is None:
@@ -155,15 +135,5 @@ def fmt_rate(x: float | None) -> str:
 
 def print_table(header: list[str], body: list[list[str]], markdown: bool) -> None:
     """Prints rows as aligned plain text (first column left, the rest right) or markdown."""
-    if markdown:
-        print("| " + " | ".join(header) + " |")
-        print("|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|")
-        for line in body:
-            print("| " + " | ".join(line) + " |")
-        return
-    widths = [max(len(h), *(len(b[i]) for b in body)) for i, h in enumerate(header)]
-    print("  ".join(h.ljust(w) if i == 0 else h.rjust(w)
-                    for i, (h, w) in enumerate(zip(header, widths, strict=True))))
-    for line in body:
-        print("  ".join(c.ljust(w) if i == 0 else c.rjust(w)
-                        for i, (c, w) in enumerate(zip(line, widths, strict=True))))
+    align = "l" + "r" * (len(header) - 1)
+    print(render_table(header, body, format="markdown" if markdown else "text", align=align))

@@ -1,9 +1,8 @@
 """Anytime ensemble sampling (Sun, Wang & Xu), Figure 2 (a)-(c): GLM-ES ablations on E-LOG.
 
-Reproduces the one-at-a-time ablations of seed-000's Figure 2 around the paper's GLM-ES
+Reproduces the one-at-a-time ablations of Sun et al. 2025, Fig. 2, around the paper's GLM-ES
 (m = 10, lambda = 1, sigma_R = 0.1, tau design warm-up rounds, 100 gd steps of 0.01), on E-LOG
-(``logistic``: ``sigmoid(<x, theta*>) + N(0, 0.5^2)``, unit theta* and arms); spec section 3.4 and
-acceptance check 17:
+(``logistic``: ``sigmoid(<x, theta*>) + N(0, 0.5^2)``, unit theta* and arms), App. F:
 
 * **(a) ensemble size m** in {5, 10, 20, 50}. Claim: m = 5 is worse and more variable (its spread
   over instances is the largest); m = 50 gains only marginally over m = 10.
@@ -24,8 +23,8 @@ same instances and noise (common random numbers), so gaps are paired run by run;
 
 Run it from the repository root::
 
-    python benchmarks/reproduce/anytime_fig2.py                   # --scale small (CPU, minutes)
-    python benchmarks/reproduce/anytime_fig2.py --scale paper     # d = 20, K = 50, T = 10,000
+    python -m benchmarks.anytime_fig2                   # --scale small (CPU, minutes)
+    python -m benchmarks.anytime_fig2 --scale paper     # d = 20, K = 50, T = 10,000
 
 ``--solver gd`` (default) or ``newton``. It writes ``anytime_fig2.png`` and ``anytime_fig2.md``
 into ``--out`` (default ``results/reproduce/anytime_fig2/``).
@@ -34,21 +33,15 @@ into ``--out`` (default ``results/reproduce/anytime_fig2/``).
 from __future__ import annotations
 
 import dataclasses
-import sys
 from collections.abc import Sequence
-from pathlib import Path
 
-_HERE = Path(__file__).resolve().parent
-if str(_HERE) not in sys.path:
-    sys.path.insert(0, str(_HERE))
+import jax
+import numpy as np
 
-import _common as C  # noqa: E402  (puts the repository root on sys.path)
-import anytime_fig1 as fig1  # noqa: E402
-import jax  # noqa: E402
-import numpy as np  # noqa: E402
-
-import jaxbandits as jb  # noqa: E402
-from jaxbandits.results import Result  # noqa: E402
+import jaxbandits as jb
+from benchmarks import anytime_fig1 as fig1
+from benchmarks import framework as C
+from jaxbandits import Result
 
 NAME = "anytime_fig2"
 TITLE = "Anytime ensemble sampling, Figure 2 (a)-(c): GLM-ES ablations of m, lambda and sigma_R"
@@ -189,7 +182,7 @@ def ablation_table(ablation: str, by_value: dict, config: Config) -> C.Table:
 
 
 def check_claims(results: dict[str, dict], config: Config) -> list[tuple[str, bool | None, str]]:
-    """Spec check 17 as verdicts: True / False when the means differ by at least
+    """Fig. 2's claims as verdicts: True / False when the means differ by at least
     :data:`anytime_fig1.ORDER_TOL` or the paired 95% CI excludes 0, else None (not decidable)."""
     claims: list[tuple[str, bool | None, str]] = []
 
@@ -202,26 +195,26 @@ def check_claims(results: dict[str, dict], config: Config) -> list[tuple[str, bo
     sizes = results["m"]
     if 5 in sizes and 10 in sizes:
         verdict, evidence = fig1.worse_than(sizes[5], sizes[10])
-        claims.append(("[17] m = 5 has larger final regret than m = 10", verdict, evidence))
+        claims.append(("[Fig. 2] m = 5 has larger final regret than m = 10", verdict, evidence))
         verdict, evidence = fig1.ordering(sd(sizes[5]), sd(sizes[10]))
-        claims.append(("[17] m = 5 is more variable than m = 10 (sd over instances)", verdict,
+        claims.append(("[Fig. 2] m = 5 is more variable than m = 10 (sd over instances)", verdict,
                        f"sd {evidence}"))
         others = [fig1.ordering(sd(sizes[5]), sd(r))[0] for m, r in sizes.items() if m != 5]
-        claims.append(("[17] m = 5 has the largest spread of the m grid", fig1.all_of(others),
+        claims.append(("[Fig. 2] m = 5 has the largest spread of the m grid", fig1.all_of(others),
                        "sd " + trail(sizes, "m", sd)))
     if 50 in sizes and 10 in sizes:
         ok, evidence = fig1.close(sizes[50], sizes[10])
-        claims.append(("[17] m = 50 gains only marginally over m = 10 (within "
+        claims.append(("[Fig. 2] m = 50 gains only marginally over m = 10 (within "
                        f"{100 * fig1.CLOSE_TOL:.0f}%)", ok, evidence))
 
     regs = results["lambda"]
     low, high = min(regs), max(regs)
     if 1.0 in regs and low < 1.0 < high:
         verdicts = [fig1.worse_than(regs[v], regs[1.0])[0] for v in (low, high)]
-        claims.append((f"[17] lambda = 1 beats lambda = {low:g} and lambda = {high:g}",
+        claims.append((f"[Fig. 2] lambda = 1 beats lambda = {low:g} and lambda = {high:g}",
                        fig1.all_of(verdicts), trail(regs, "lambda")))
         verdicts = [fig1.worse_than(r, regs[1.0])[0] for v, r in regs.items() if v != 1.0]
-        claims.append(("[17] lambda = 1 is the best of the lambda grid", fig1.all_of(verdicts),
+        claims.append(("[Fig. 2] lambda = 1 is the best of the lambda grid", fig1.all_of(verdicts),
                        trail(regs, "lambda")))
 
     sigmas = results["sigma_R"]
@@ -230,20 +223,20 @@ def check_claims(results: dict[str, dict], config: Config) -> list[tuple[str, bo
     if 0.1 in sigmas and tiny and huge:
         for name, values in (("tiny", tiny), ("huge", huge)):
             verdicts = [fig1.worse_than(sigmas[v], sigmas[0.1])[0] for v in values]
-            claims.append((f"[17] sigma_R = 0.1 beats every {name} sigma_R "
+            claims.append((f"[Fig. 2] sigma_R = 0.1 beats every {name} sigma_R "
                            f"({'< 0.1' if name == 'tiny' else '> 0.1'})", fig1.all_of(verdicts),
                            trail(sigmas, "sigma_R")))
         smallest, largest = min(tiny), max(huge)
         verdict, evidence = fig1.ordering(
             1000 * float(late_slope(sigmas[smallest], config.warmup).mean()),
             1000 * float(late_slope(sigmas[0.1], config.warmup).mean()))
-        claims.append((f"[17] tiny sigma_R = {smallest:g} is greedy: steeper late regret than "
+        claims.append((f"[Fig. 2] tiny sigma_R = {smallest:g} is greedy: steeper late regret than "
                        "sigma_R = 0.1", verdict, f"late slope x1000 {evidence}"))
         verdict, evidence = fig1.ordering(
             float(early_regret(sigmas[largest], config.warmup).mean()),
             float(early_regret(sigmas[0.1], config.warmup).mean()))
-        claims.append((f"[17] huge sigma_R = {largest:g} over-explores: larger early regret than "
-                       "sigma_R = 0.1", verdict, f"early regret {evidence}"))
+        claims.append((f"[Fig. 2] huge sigma_R = {largest:g} over-explores: larger early "
+                       "regret than sigma_R = 0.1", verdict, f"early regret {evidence}"))
     return claims
 
 
@@ -262,7 +255,7 @@ def draw(results: dict[str, dict], config: Config):
 def main(argv: Sequence[str] | None = None) -> C.Report:
     """Runs the reproduction at ``--scale`` and writes the PNG and the markdown report."""
     args = fig1.parse_args(NAME, __doc__, argv)
-    config = SCALES[args.scale]
+    config = C.configure(SCALES, args)
     out = C.output_dir(NAME, args.out)
     start = C.timer()
     print(f"{TITLE}\nscale {args.scale}, solver {args.solver}: {config}", flush=True)
@@ -277,8 +270,8 @@ def main(argv: Sequence[str] | None = None) -> C.Report:
              f"d = {config.dim}, K = {config.num_arms}, T = {config.horizon}, "
              f"{config.num_runs} instances, noise 0.5. Baseline GLM-ES: m = 10, lambda = 1, "
              f"sigma_R = 0.1, tau = {config.warmup} G-optimal design rounds, 100 gd steps of "
-             "0.01 (mean loss, warm-started); one setting varied at a time. Seed-000 Figure 2 "
-             "(a)-(c), acceptance check 17.")
+             "0.01 (mean loss, warm-started); one setting varied at a time. "
+             "Sun et al. 2025, Fig. 2(a)-(c).")
     return C.finish(NAME, TITLE, intro, tables, claims, figure, out, args, seconds,
                     data={"results": results, "config": config, "solver": args.solver})
 

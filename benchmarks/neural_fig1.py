@@ -1,8 +1,8 @@
 """Anytime ensemble sampling (Sun, Wang & Xu), Figure 1 E-DIST / E-QUAD and Figure 2(d).
 
-Reproduces the neural panels of seed-000's Figure 1 (spec sections 2.5, 3.1-3.5, acceptance
-checks 15, 16, 18 and 22 of section 5) with the panel machinery of ``anytime_fig1.py``: the
-panels E-DIST and E-QUAD are two more builders in the same shape as its ``PANELS`` (this script
+Reproduces the neural panels of Sun et al. 2025, Fig. 1 (Sec. 4.3, 7.1-7.2) and Fig. 2(d) with
+the panel machinery of ``anytime_fig1.py``: the panels E-DIST and E-QUAD are two more builders
+in the same shape as its ``PANELS`` (this script
 keeps them in its own :data:`PANELS`, so the linear script stays free of neural compilations).
 
 * **E-DIST** (``distance``: ``-||x - theta*|| + N(0, 0.5^2)``) and **E-QUAD** (``quadratic``:
@@ -20,7 +20,7 @@ K = 10, T = 600, 4 instances, N = 20; a few minutes on a 2-core CPU) and ``paper
 K = 50, T = 10,000, 10 instances; meant for a GPU). ``tiny`` is for the tests. Run it from the
 repository root::
 
-    python benchmarks/reproduce/neural_fig1.py                    # --scale small
+    python -m benchmarks.neural_fig1                    # --scale small
 
 It writes ``neural_fig1.png`` and ``neural_fig1.md`` into ``--out`` (default
 ``results/reproduce/neural_fig1/``).
@@ -29,20 +29,14 @@ It writes ``neural_fig1.png`` and ``neural_fig1.md`` into ``--out`` (default
 from __future__ import annotations
 
 import dataclasses
-import sys
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
-_HERE = Path(__file__).resolve().parent
-if str(_HERE) not in sys.path:
-    sys.path.insert(0, str(_HERE))
+import jax
 
-import _common as C  # noqa: E402  (puts the repository root on sys.path)
-import anytime_fig1 as A  # noqa: E402
-import jax  # noqa: E402
-
-import jaxbandits as jb  # noqa: E402
-from jaxbandits.results import Result  # noqa: E402
+import jaxbandits as jb
+from benchmarks import anytime_fig1 as A
+from benchmarks import framework as C
+from jaxbandits import Result
 
 NAME = "neural_fig1"
 TITLE = ("Anytime ensemble sampling, Figure 1 E-DIST / E-QUAD (Neural-ES, DT variants) and "
@@ -61,7 +55,7 @@ class Config:
       nn_scales: the Neural-UCB / Neural-TS ``explore_scale`` grid.
       panels: which of :data:`PANELS` to run.
       nets: the Figure 2(d) ``(L, N)`` grid on E-QUAD (empty: skip the figure).
-      chunk_size, num_records: runner options (see :func:`_common.run_options`).
+      chunk_size, num_records: runner options (see :func:`benchmarks.framework.run_options`).
     """
 
     dim: int
@@ -99,7 +93,7 @@ SCALES = {
 
 
 # ------------------------------------------------------------------------------------------------
-# Agents (seed-000 sections 2.5, 2.6, 3.3) and panels.
+# Agents (Sun et al. 2025, Sec. 4.3, 6, 7.2) and panels.
 
 
 def neural_es(config: Config, width: int | None = None, depth: int | None = None,
@@ -201,18 +195,19 @@ def nets_claims(nets: dict[tuple[int, int], Result],
     smallest = min(nets, key=lambda k: k[1] * config.dim + k[1] ** 2 * (k[0] - 2) + k[1])
     if smallest != base_key:
         ok, evidence = A.worse_than(nets[smallest], base)
-        claims.append((f"[18] the smallest net ({net_label(*smallest)}) has larger regret than "
-                       f"the baseline ({net_label(*base_key)}) on E-QUAD", ok, evidence))
+        claims.append((f"[Fig. 2(d)] the smallest net ({net_label(*smallest)}) has larger "
+                       f"regret than the baseline ({net_label(*base_key)}) on E-QUAD", ok,
+                       evidence))
     larger = [k for k in nets if k[1] > config.width and k[0] == config.depth]
     for k in larger:
         ok, evidence = A.worse_than(base, nets[k])  # True: the wider net gains clearly
-        claims.append((f"[18] the wider net {net_label(*k)} brings no significant gain over the "
-                       "baseline", ok is not True, evidence))
+        claims.append((f"[Fig. 2(d)] the wider net {net_label(*k)} brings no significant gain "
+                       "over the baseline", ok is not True, evidence))
     wide = [k for k in nets if k[0] == config.depth and k[1] > config.width]
     deep = [k for k in nets if k[0] > config.depth and k[1] == config.width]
     if wide and deep:
         ok, evidence = A.worse_than(nets[deep[0]], nets[wide[0]])
-        claims.append((f"[18] width helps more than depth: {net_label(*wide[0])} has lower "
+        claims.append((f"[Fig. 2(d)] width helps more than depth: {net_label(*wide[0])} has lower "
                        f"regret than {net_label(*deep[0])}", ok, evidence))
     return claims
 
@@ -252,7 +247,7 @@ def draw(panels: dict[str, A.PanelResult], nets: dict[tuple[int, int], Result], 
 def main(argv: Sequence[str] | None = None) -> C.Report:
     """Runs the reproduction at ``--scale`` and writes the PNG and the markdown report."""
     args = C.parse_args(NAME, __doc__.splitlines()[0], argv)
-    config = SCALES[args.scale]
+    config = C.configure(SCALES, args)
     out = C.output_dir(NAME, args.out)
     start = C.timer()
     print(f"{TITLE}\nscale {args.scale}: {config}", flush=True)
@@ -274,8 +269,8 @@ def main(argv: Sequence[str] | None = None) -> C.Report:
              + "}, b = 2.618, m_e = ceil(2 ln L_e), sigma_R,e = 0.02 ln L_e. Neural-UCB / "
              "Neural-TS (diagonal design) tuned over explore_scale in {"
              + ", ".join(f"{s:g}" for s in config.nn_scales) + "} on these runs (favours the "
-             "baselines). Seed-000 Figure 1 (E-DIST, E-QUAD) and Figure 2(d); acceptance checks "
-             f"15, 16, 18, 22. Competitive = mean final regret at most {100 * A.NOT_WORSE_TOL:.0f}"
+             "baselines). Sun et al. 2025, Fig. 1 (E-DIST, E-QUAD) and Fig. 2(d). "
+             f"Competitive = mean final regret at most {100 * A.NOT_WORSE_TOL:.0f}"
              "% above the reference's (clearly worse: more than that with a paired 95% CI "
              f"excluding 0); close = within {100 * A.CLOSE_TOL:.0f}%; an ordering is decided at "
              f"a {100 * A.ORDER_TOL:.0f}% difference or a paired CI excluding 0. At `small` "

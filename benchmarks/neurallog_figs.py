@@ -1,6 +1,6 @@
 """Neural Logistic Bandits (Bae & Lee): Figure 1 (synthetic), Figure 2 (classification), Table 2.
 
-Reproduces seed-002's experiments (spec sections 4.1-4.6, acceptance checks 9, 15 and 16) at
+Reproduces the experiments of Bae & Lee 2025 (Sec. 7, App. J) at
 reduced sizes:
 
 * **Figure 1** (``neurallog-synthetic``, Bernoulli rewards ``mu(h(x))``, K = 5 arms drawn per
@@ -26,7 +26,7 @@ logged events (~800 accepted) x 3 runs; 1,010 s on the 2-core development machin
 ``paper`` (d = 20, pool 2,500, T = 2,000, 10 runs, OBD 10,000 events x 5 runs; for a GPU);
 ``tiny`` is for the tests. Run it from the repository root::
 
-    python benchmarks/reproduce/neurallog_figs.py                 # --scale small
+    python -m benchmarks.neurallog_figs                 # --scale small
 
 It writes ``neurallog_figs.png`` and ``neurallog_figs.md`` into ``--out`` (default
 ``results/reproduce/neurallog_figs/``).
@@ -36,21 +36,15 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import sys
 from collections.abc import Sequence
-from pathlib import Path
 
-_HERE = Path(__file__).resolve().parent
-if str(_HERE) not in sys.path:
-    sys.path.insert(0, str(_HERE))
+import jax
+import numpy as np
 
-import _common as C  # noqa: E402  (puts the repository root on sys.path)
-import anytime_fig1 as A  # noqa: E402
-import jax  # noqa: E402
-import numpy as np  # noqa: E402
-
-import jaxbandits as jb  # noqa: E402
-from jaxbandits.results import Result  # noqa: E402
+import jaxbandits as jb
+from benchmarks import anytime_fig1 as A
+from benchmarks import framework as C
+from jaxbandits import Result
 
 NAME = "neurallog_figs"
 TITLE = "Neural Logistic Bandits: Figure 1 (synthetic), Figure 2 (classification), Table 2 (OBD)"
@@ -82,7 +76,7 @@ class Config:
       obd_horizon, obd_runs: logged events replayed (about a fifth are accepted) and runs.
       obd_agents, widths, kappas, bounds: Table 2's columns and its m, kappa and S sweeps (the
         first value of each is the shared default row).
-      chunk_size, num_records: runner options (see :func:`_common.run_options`).
+      chunk_size, num_records: runner options (see :func:`benchmarks.framework.run_options`).
     """
 
     dim: int
@@ -187,7 +181,10 @@ def run_figures(config: Config, key: jax.Array,
 def run_obd(config: Config, key: jax.Array,
             progress: bool | None = False) -> dict[tuple[str, float], dict[str, Result]]:
     """Table 2: ``{(sweep, value): {agent label: Result}}`` with sweeps ``"m"``, ``"kappa"`` and
-    ``"S"``; the default row (first value of each) is one shared run."""
+    ``"S"``; the default row (first value of each) is one shared run. ``obd_runs = 0``
+    (``--set obd_runs=0``, e.g. where the OBD sample is not installed): no rows."""
+    if config.obd_runs == 0:
+        return {}
     env = jb.make_env("obd-replay")
     options = C.run_options(config.obd_horizon, config.chunk_size, config.num_records,
                             progress=progress)
@@ -261,7 +258,8 @@ def obd_table(rows: dict[tuple[str, float], dict[str, Result]], config: Config) 
                           "(about a fifth of the logged events are accepted). Defaults m = "
                           f"{config.widths[0]}, kappa = {config.kappas[0]:g}, S = "
                           f"{config.bounds[0]:g}; the default row appears in every sweep "
-                          "(check 11). The paper's CTRs are .0013-.0052; a few clicks separate "
+                          "(the paper's default). The paper's CTRs are .0013-.0052; a few clicks "
+                          "separate "
                           "the columns, so most differences are noise."))
     for (sweep, value), by_agent in rows.items():
         accepted = np.mean([float(r.accepted[:, -1].mean()) for r in by_agent.values()])
@@ -280,8 +278,9 @@ def figure_claims(results: dict[str, A.PanelResult]) -> list[tuple[str, bool | N
             gap, half = C.paired_gap(C.final_regret(curves["NL-UCB-2"]),
                                      C.final_regret(learners[best]))
             ok = True if best == "NL-UCB-2" else (False if gap - half > 0 else None)
-            claims.append((f"[15] NL-UCB-2 is lowest or within its CI of the lowest on {title}",
-                           ok, f"lowest {best} {A.mean_final(learners[best]):.1f}, NL-UCB-2 "
+            claims.append((f"[Figs. 1-2] NL-UCB-2 is lowest or within its CI of the lowest on "
+                           f"{title}", ok,
+                           f"lowest {best} {A.mean_final(learners[best]):.1f}, NL-UCB-2 "
                            f"{A.mean_final(curves['NL-UCB-2']):.1f}, paired gap "
                            f"{gap:+.1f} ± {half:.1f}"))
         lin = [LABELS[n] for n in LINEAR if LABELS[n] in curves]
@@ -290,8 +289,8 @@ def figure_claims(results: dict[str, A.PanelResult]) -> list[tuple[str, bool | N
             best_lin = min(lin, key=lambda k: A.mean_final(curves[k]))
             best_nl = min(neural, key=lambda k: A.mean_final(curves[k]))
             ok, evidence = A.worse_than(curves[best_lin], curves[best_nl])
-            claims.append((f"[15] the linear logistic baselines are worse than NeuralLog-UCB on "
-                           f"{title} ({best_lin} vs {best_nl})", ok, evidence))
+            claims.append((f"[Figs. 1-2] the linear logistic baselines are worse than "
+                           f"NeuralLog-UCB on {title} ({best_lin} vs {best_nl})", ok, evidence))
     return claims
 
 
@@ -312,7 +311,7 @@ def obd_claims(rows: dict[tuple[str, float], dict[str, Result]],
                 gap, half = C.paired_gap(ctr[best_other], ctr[best_ts])
                 failed.append(gap - half > 0)
         ok = True if not failed else (False if any(failed) else None)
-        claims.append(("[16] a NeuralLog-TS agent has the highest CTR in every Table 2 row", ok,
+        claims.append(("[Table 2] a NeuralLog-TS agent has the highest CTR in every row", ok,
                        f"{tops} of {len(rows)} rows; the others within noise: "
                        f"{not any(failed)}"))
     invariant = [LABELS[n] for n in ("neurallog-ucb-2", "neurallog-ts-2", "ada-ofu-ecolog")
@@ -324,7 +323,7 @@ def obd_claims(rows: dict[tuple[str, float], dict[str, Result]],
                    and np.array_equal(np.asarray(r[lbl].accepted),
                                       np.asarray(kappa_rows[0][lbl].accepted))
                    for r in kappa_rows for lbl in invariant)
-        claims.append(("[9] kappa-invariance: " + ", ".join(invariant) + " give identical "
+        claims.append(("[Table 2] kappa-invariance: " + ", ".join(invariant) + " give identical "
                        "results for every kappa", same, "bit-identical clicks and accepted "
                        "counts" if same else "results differ across kappa"))
     return claims
@@ -341,7 +340,7 @@ def draw(results: dict[str, A.PanelResult], rows, config: Config):
         A.draw_curves(ax, result.curves, result.kinds, title)
         ax.legend(fontsize=6)
     ax = axes[0][-1]
-    default = rows[next(iter(rows))]
+    default = rows[next(iter(rows))] if rows else {}
     for label, res in default.items():
         ax.plot(np.asarray(res.steps), res.mean("reward"), label=label)
     ax.set_xlabel("logged event")
@@ -360,15 +359,18 @@ def run(config: Config, key: jax.Array, progress: bool | None = False):
 def main(argv: Sequence[str] | None = None) -> C.Report:
     """Runs the reproduction at ``--scale`` and writes the PNG and the markdown report."""
     args = C.parse_args(NAME, __doc__.splitlines()[0], argv)
-    config = SCALES[args.scale]
+    config = C.configure(SCALES, args)
     out = C.output_dir(NAME, args.out)
     start = C.timer()
     print(f"{TITLE}\nscale {args.scale}: {config}", flush=True)
     figures, rows = run(config, jax.random.key(args.seed),
                         progress=False if args.no_progress else None)
     figure = C.save_figure(draw(figures, rows, config), out / f"{NAME}.png")
-    tables = [figure_table(figures, config), tuning_table(figures), obd_table(rows, config)]
-    claims = figure_claims(figures) + obd_claims(rows, config)
+    tables = [figure_table(figures, config), tuning_table(figures)]
+    claims = figure_claims(figures)
+    if rows:
+        tables.append(obd_table(rows, config))
+        claims += obd_claims(rows, config)
     seconds = C.timer() - start
     intro = (f"Scale `{args.scale}`, seed {args.seed}. Figures 1-2: T = {config.horizon}, "
              f"{config.num_runs} runs, agents " + ", ".join(LABELS[a] for a in config.agents)
@@ -378,8 +380,8 @@ def main(argv: Sequence[str] | None = None) -> C.Report:
              "10, lambda = 1, nu tuned over {" + ", ".join(f"{f:g}" for f in config.nu_factors)
              + "} x each agent's default. Table 2: OBD replay (merged men+women random "
              f"samples, K = 5 candidates), {config.obd_horizon} logged events x "
-             f"{config.obd_runs} runs, agents' default nu. Seed-002 sections 4.1-4.6, checks 9, "
-             "15, 16. Reduced sizes: the paper uses d = 20, pool 2500, T = 2000, 10 runs, and "
+             f"{config.obd_runs} runs, agents' default nu. Bae & Lee 2025, Sec. 7 and "
+             "App. J. Reduced sizes: the paper uses d = 20, pool 2500, T = 2000, 10 runs, and "
              "mnist where `digits` (8x8, 1797 images) stands in. An ordering is decided at a "
              f"{100 * A.ORDER_TOL:.0f}% difference of means or a paired 95% CI excluding 0.")
     return C.finish(NAME, TITLE, intro, tables, claims, figure, out, args, seconds,

@@ -1,6 +1,6 @@
-"""The linear dueling baselines on NVLDB's synthetic tasks, next to seed-004 section 7's numbers.
+"""The linear dueling baselines on NVLDB's synthetic tasks, next to the first author's linear code.
 
-Seed-004 section 7 reports R^a(T)/T of the NVLDB first author's linear code (rcdp-public's
+Reference numbers: R^a(T)/T of the NVLDB first author's linear code (rcdp-public's
 learners: ColSTIM and MaxInP with scale 0.5, MaxPairUCB with sqrt(d), lambda = 1, one online
 Newton step per round) on NVLDB's synthetic tasks (d = 5, K = 5, T = 2,000, 20 seeds, BTL):
 
@@ -18,8 +18,8 @@ settings), uniformly random pairs, and for comparison the default (``preset="vac
 ``quadratic_form="vector"`` (the literal ``x^T theta theta^T x``), and prints R(T)/T (mean and
 standard error over the runs) beside the reference. Not a test (minutes on a 2-core CPU)::
 
-    python benchmarks/reproduce/dueling_linear_check.py                # 20 runs, T = 2000
-    python benchmarks/reproduce/dueling_linear_check.py --runs 4 --horizon 200
+    python -m benchmarks.dueling_linear_check                # 20 runs, T = 2000
+    python -m benchmarks.dueling_linear_check --runs 4 --horizon 200
 
 Known differences from the reference code: rcdp-public's MaxInP is a leader/challenger variant
 (candidates from the arms' own widths), here MaxInP is the symmetric CSYM rule of the library;
@@ -30,24 +30,17 @@ arms).
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from pathlib import Path
 
-_HERE = Path(__file__).resolve().parent
-if str(_HERE) not in sys.path:
-    sys.path.insert(0, str(_HERE))
-
-import _common as C  # noqa: E402  (puts the repository root on sys.path)
-
-import jaxbandits as jb  # noqa: E402
+import jaxbandits as jb
+from benchmarks import framework as C
 
 TASKS = {  # label: (environment, overrides)
     "cosine": ("dueling-cosine", {}),
     "square": ("dueling-square", {}),
     "quadratic (vector)": ("dueling-quadratic", {"quadratic_form": "vector"}),
 }
-REFERENCE = {  # seed-004 section 7: R^a(T)/T of the first author's linear code
+REFERENCE = {  # R^a(T)/T of the first author's linear code (rcdp-public)
     "cosine": {"colstim": 0.703, "maxinp": 0.699, "maxpair-ucb": 0.650, "random": 0.724},
     "square": {"colstim": 4.654, "maxinp": 4.615, "maxpair-ucb": 3.124, "random": 5.157},
     "quadratic (vector)": {"colstim": 0.481, "maxinp": 0.476, "maxpair-ucb": 0.423,
@@ -93,7 +86,7 @@ def main(argv=None) -> dict[str, dict[str, tuple[float, float]]]:
                      for label, r in results.items()}
         table = C.Table(f"{task}: R(T)/T, T = {args.horizon}, {args.runs} runs "
                         f"({time.perf_counter() - start:.0f} s)",
-                        ["agent", "R(T)/T (mean ± s.e.)", "reference (section 7)"])
+                        ["agent", "R(T)/T (mean ± s.e.)", "reference (authors' code)"])
         for label in labels:
             mean, se = out[task][label]
             column = AGENTS[label][2]

@@ -1,6 +1,6 @@
 """Ensemble++ distribution ablation: every reference x perturbation pair against ensemble size.
 
-Reproduces seed-001 section 3, E3 (the paper's Fig. 10(a)-(e), Appendix F.1): linear Ensemble++
+Reproduces Li et al. 2024, Fig. 10(a)-(e) (App. F.1): linear Ensemble++
 with each of the 25 pairs of a reference law ``P_zeta`` (acting: ``theta = mu + A zeta``) and a
 perturbation law ``P_z`` (updating: ``A <- A + k (sigma z^T - x^T A)``), both taken from
 {Gaussian, Sphere, Cube, Coordinate, Sparse (s = 2)} (:mod:`jaxbandits.linalg.perturb`; the
@@ -8,7 +8,7 @@ Gaussian perturbation is the experiments' ``N(0, I/M)``), at several ensemble si
 ``russo`` finite-arm problem and on the unit sphere (``linear-sphere`` with
 ``theta* ~ N(0, 10 I)`` and ``N(0, 1)`` noise), next to exact TS (``lin-ts``, ``reg = 0.1``).
 
-The paper's claims (seed-001 E3): the Gaussian reference is much better at small M (2, 4); at
+The paper's claims (App. F.1): the Gaussian reference is much better at small M (2, 4); at
 moderate M all pairs are similar; at M = 512 and 1024 the Coordinate-reference +
 Coordinate-perturbation pair clearly underperforms; the Gaussian and Sphere references reach
 TS-level regret at small M.
@@ -20,8 +20,8 @@ M), and every grid point's runs equal ``jb.simulate``'s with that pair and size 
 test-only ``tiny`` scale runs a 2 x 2 sub-grid of the laws to keep its compilations few. Run it
 from the repository root::
 
-    python benchmarks/reproduce/ensemble_pp_ablation.py                  # --scale small
-    python benchmarks/reproduce/ensemble_pp_ablation.py --scale paper    # GPU
+    python -m benchmarks.ensemble_pp_ablation                  # --scale small
+    python -m benchmarks.ensemble_pp_ablation --scale paper    # GPU
 
 It writes ``ensemble_pp_ablation.png`` and ``ensemble_pp_ablation.md`` into ``--out`` (default
 ``results/reproduce/ensemble_pp_ablation/``).
@@ -31,21 +31,15 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import sys
 from collections.abc import Sequence
-from pathlib import Path
 
-_HERE = Path(__file__).resolve().parent
-if str(_HERE) not in sys.path:
-    sys.path.insert(0, str(_HERE))
+import jax
+import numpy as np
 
-import _common as C  # noqa: E402  (puts the repository root on sys.path)
-import jax  # noqa: E402
-import numpy as np  # noqa: E402
-
-import jaxbandits as jb  # noqa: E402
-from jaxbandits.linalg import PERTURBATIONS, REFERENCES  # noqa: E402
-from jaxbandits.results import Result  # noqa: E402
+import jaxbandits as jb
+from benchmarks import framework as C
+from jaxbandits import Result
+from jaxbandits.linalg import PERTURBATIONS, REFERENCES
 
 NAME = "ensemble_pp_ablation"
 TITLE = "Ensemble++ ablation: reference x perturbation distributions against ensemble size"
@@ -259,7 +253,7 @@ def _above_zero(values: np.ndarray) -> bool:
 
 
 def check_claims(problem: Problem, runs, ts: Result, config: Config):
-    """Seed-001 E3's claims on one problem, each ``(claim, verdict, evidence)``.
+    """Li et al. 2024 E3's claims on one problem, each ``(claim, verdict, evidence)``.
 
     Comparisons are paired run by run (common random numbers) with 95% intervals: a claim is
     "not reproduced" only when the data contradict it beyond noise.
@@ -332,7 +326,7 @@ def check_claims(problem: Problem, runs, ts: Result, config: Config):
 def main(argv: Sequence[str] | None = None) -> C.Report:
     """Runs the ablation at ``--scale`` and writes the PNG and the markdown report."""
     args = C.parse_args(NAME, __doc__.splitlines()[0], argv)
-    config = SCALES[args.scale]
+    config = C.configure(SCALES, args)
     out = C.output_dir(NAME, args.out)
     start = C.timer()
     key = jax.random.key(args.seed)
@@ -374,7 +368,8 @@ def main(argv: Sequence[str] | None = None) -> C.Report:
     intro = (f"Scale `{args.scale}`, seed {args.seed}: T = {config.horizon}, "
              f"{config.num_runs} runs per point, sizes M = {list(config.sizes)}. Ensemble++ "
              "shares the prior N(0, 10 I) and noise 1 of the problems (reg = 0.1). Heatmaps: "
-             "mean final regret divided by exact TS's (1 = TS). Seed-001 section 3, E3. The "
+             "mean final regret divided by exact TS's (1 = TS). Li et al. 2024, App. F.1, "
+             "Fig. 10(a)-(e). The "
              "paper runs T = 1000, 200 runs, d in {10, 50} with K up to 10,000 and the sphere "
              "up to d = 100, M in {2, ..., 1024} (`--scale paper`); the smaller scales check the "
              "same claims on fewer, smaller problems. Comparisons are paired run by run with "

@@ -1,4 +1,5 @@
-"""The neural dueling acceptance ordering (issue 12, seed-004 check 10) with enough runs to decide.
+"""The ordering of Oh et al. 2026, Fig. 2 (NVLDB below CoLSTIM, MaxPairUCB and uniform pairs) with
+enough runs to decide.
 
 The claim: on ``dueling-square`` and ``dueling-cosine`` (d = K = 5, BTL, T = 2,000) every NVLDB
 variant ends below CoLSTIM, MaxPairUCB and uniformly random pairs, and its R(t)/t decreases over
@@ -14,7 +15,7 @@ above 0), beside the best-distinct-pair floor of the same runs.
 Scales: ``small`` (cosine, the task ``dueling_figs`` left undecided; 20 runs), ``paper``
 (cosine and square, 20 runs each), ``tiny`` for the tests. Run it from the repository root::
 
-    python benchmarks/reproduce/dueling_acceptance.py            # --scale small
+    python -m benchmarks.dueling_acceptance            # --scale small
 
 It writes ``dueling_acceptance.png`` and ``dueling_acceptance.md`` into ``--out`` (default
 ``results/reproduce/dueling_acceptance/``).
@@ -23,20 +24,14 @@ It writes ``dueling_acceptance.png`` and ``dueling_acceptance.md`` into ``--out`
 from __future__ import annotations
 
 import dataclasses
-import sys
 from collections.abc import Sequence
-from pathlib import Path
 
-_HERE = Path(__file__).resolve().parent
-if str(_HERE) not in sys.path:
-    sys.path.insert(0, str(_HERE))
+import jax
+import numpy as np
 
-import _common as C  # noqa: E402  (puts the repository root on sys.path)
-import dueling_figs as D  # noqa: E402
-import jax  # noqa: E402
-import numpy as np  # noqa: E402
-
-from jaxbandits.results import Result  # noqa: E402
+from benchmarks import dueling_figs as D
+from benchmarks import framework as C
+from jaxbandits import Result
 
 NAME = "dueling_acceptance"
 TITLE = "Neural dueling bandits: the acceptance ordering on square and cosine, decided"
@@ -100,7 +95,7 @@ def draw(panels: dict[str, dict[str, Result]], floors: dict[str, Result]):
 def main(argv: Sequence[str] | None = None) -> C.Report:
     """Runs the acceptance panels at ``--scale`` and writes the PNG and the markdown report."""
     args = C.parse_args(NAME, __doc__.splitlines()[0], argv)
-    config = SCALES[args.scale]
+    config = C.configure(SCALES, args)
     out = C.output_dir(NAME, args.out)
     start = C.timer()
     print(f"{TITLE}\nscale {args.scale}: {config}", flush=True)
@@ -110,7 +105,7 @@ def main(argv: Sequence[str] | None = None) -> C.Report:
     claims = D.acceptance_claims(panels, config)
     tasks = ", ".join(f"{t} (T = {h})" for t, h in config.tasks)
     intro = (f"Scale `{args.scale}`, seed {args.seed}: {tasks}, {config.num_runs} runs per "
-             "agent, the agents and verdicts of `dueling_figs.py` (seed-004 check 10).")
+             "agent, the agents and verdicts of `dueling_figs.py` (Oh et al. 2026, Fig. 2).")
     return C.finish(NAME, TITLE, intro, [results_table(panels, floors, config)], claims, figure,
                     out, args, C.timer() - start,
                     data={"panels": panels, "floors": floors, "config": config})

@@ -1,7 +1,7 @@
 """Ensemble++ (Li, Xu, Wang & Luo), Figure 2: regret against ensemble size; the M matching TS.
 
-Reproduces seed-001 section 3, E1 and E2, on the ``russo`` environment (Russo & Van Roy's linear
-bandit as the authors run it: a fixed set of K arms with entries uniform in
+Reproduces Li et al. 2024, Fig. 2(a)-(b) (Sec. 5.1), on the ``russo`` environment (Russo & Van
+Roy's linear bandit as the authors run it: a fixed set of K arms with entries uniform in
 ``[-1/sqrt 5, 1/sqrt 5]``, ``theta* ~ N(0, 10 I)`` redrawn every run, ``N(0, 1)`` noise):
 
 * **(a)** final cumulative regret against the ensemble size M for
@@ -26,8 +26,8 @@ compiles one program per (variant, M), and every grid point's runs equal ``jb.si
 that M bit for bit. Runs are common random numbers (run r of every agent sees the same instance
 and noise), so gaps are measured run by run. Run it from the repository root::
 
-    python benchmarks/reproduce/ensemble_pp_fig2.py                  # --scale small, minutes on CPU
-    python benchmarks/reproduce/ensemble_pp_fig2.py --scale paper    # d = 50, K = 10,000, GPU
+    python -m benchmarks.ensemble_pp_fig2                  # --scale small, minutes on CPU
+    python -m benchmarks.ensemble_pp_fig2 --scale paper    # d = 50, K = 10,000, GPU
 
 It writes ``ensemble_pp_fig2.png`` and ``ensemble_pp_fig2.md`` into ``--out`` (default
 ``results/reproduce/ensemble_pp_fig2/``).
@@ -36,20 +36,14 @@ It writes ``ensemble_pp_fig2.png`` and ``ensemble_pp_fig2.md`` into ``--out`` (d
 from __future__ import annotations
 
 import dataclasses
-import sys
 from collections.abc import Sequence
-from pathlib import Path
 
-_HERE = Path(__file__).resolve().parent
-if str(_HERE) not in sys.path:
-    sys.path.insert(0, str(_HERE))
+import jax
+import numpy as np
 
-import _common as C  # noqa: E402  (puts the repository root on sys.path)
-import jax  # noqa: E402
-import numpy as np  # noqa: E402
-
-import jaxbandits as jb  # noqa: E402
-from jaxbandits.results import Result  # noqa: E402
+import jaxbandits as jb
+from benchmarks import framework as C
+from jaxbandits import Result
 
 NAME = "ensemble_pp_fig2"
 TITLE = "Ensemble++ Figure 2: regret against ensemble size M, and the M that matches TS"
@@ -84,7 +78,7 @@ class Config:
       dims_b, arms_b: the d and K grids of panel (b) (Ensemble++ only).
       tolerance: the matching tolerance, a fraction of T (the paper's 0.02).
       curve_size: the M of panel (c).
-      chunk_size, num_records: runner options (see :func:`_common.run_options`).
+      chunk_size, num_records: runner options (see :func:`benchmarks.framework.run_options`).
     """
 
     dim: int
@@ -128,39 +122,28 @@ def bayes_reg(env) -> float:
 
 
 class Runner:
-    """Runs (and caches) TS and the ensembles on ``russo`` instances with common random numbers.
+    """TS and the ensembles on ``russo`` instances, through the reproductions' cached runner
+    (:class:`benchmarks.framework.Runner`: common random numbers, each point run once).
 
     Every ensemble variant runs all ``sizes`` at once: one ``jb.sweep`` of its library agent
     over ``ensemble_size`` (one program per M; ``jb.sweep`` plays the runs in fixed blocks, so
-    memory stays bounded whatever the grid). Results are cached by ``(d, K, label, M)``, so
-    panel (b) reuses panel (a)'s points.
+    memory stays bounded whatever the grid); panel (b) reuses panel (a)'s points.
     """
 
     def __init__(self, key: jax.Array, horizon: int, num_runs: int, sizes: Sequence[int],
                  chunk_size: int = 500, num_records: int = 50, progress: bool | None = None,
-                 log=None):
-        self.key, self.horizon, self.num_runs = key, horizon, num_runs
+                 log=None, cache=None):
+        self.horizon, self.num_runs = horizon, num_runs
         self.sizes = tuple(sorted(int(m) for m in sizes))
         self.options = C.run_options(horizon, chunk_size, num_records, progress=progress)
-        self.log = log or (lambda message: None)
-        self.cache: dict[tuple, Result] = {}
-
-    def _report(self, what: str, results: Sequence[Result]) -> None:
-        compiled = sum(r.compile_time for r in results)  # one program per result here
-        running = sum(r.wall_time for r in results)
-        self.log(f"{what}: compile {compiled:.1f} s, run {running:.1f} s")
+        self.runs = C.Runner(key, cache=cache, progress=progress, log=log)
 
     def ts(self, dim: int, num_arms: int) -> Result:
         """Exact TS with the environment's prior and noise."""
-        cache_key = (dim, num_arms, TS_LABEL, 0)
-        if cache_key not in self.cache:
-            env = make_env(dim, num_arms)
-            agent = jb.make_agent("lin-ts", reg=bayes_reg(env), noise_std=float(env.noise_std))
-            result = jb.simulate(env, agent, self.key, self.horizon, self.num_runs,
-                                 name=TS_LABEL, **self.options)
-            self._report(f"d = {dim}, K = {num_arms}, {TS_LABEL}", [result])
-            self.cache[cache_key] = result
-        return self.cache[cache_key]
+        env = make_env(dim, num_arms)
+        agent = jb.make_agent("lin-ts", reg=bayes_reg(env), noise_std=float(env.noise_std))
+        return self.runs.simulate(env, agent, self.horizon, self.num_runs, name=TS_LABEL,
+                                  **self.options)
 
     def agent(self, variant: str, env):
         """``VARIANTS[variant]``'s library agent (at the smallest size; sweeps set the size)."""
@@ -172,19 +155,13 @@ class Runner:
         """One of :data:`VARIANTS` with ensemble size ``size`` (runs every size of the grid)."""
         if size not in self.sizes:
             raise ValueError(f"size {size} is not in the runner's sizes {self.sizes}")
-        cache_key = (dim, num_arms, variant, size)
-        if cache_key not in self.cache:
-            env = make_env(dim, num_arms)
-            swept = jb.sweep(env, self.agent(variant, env), self.key,
-                             {"ensemble_size": list(self.sizes)}, self.horizon, self.num_runs,
-                             **self.options)
-            results = list(swept.values())  # in the order of the grid: ascending M
-            for m, result in zip(self.sizes, results, strict=True):
-                result.name = f"{variant} M={m}"
-                self.cache[(dim, num_arms, variant, m)] = result
-            self._report(f"d = {dim}, K = {num_arms}, {variant}, M in {list(self.sizes)}",
-                         results)
-        return self.cache[cache_key]
+        env = make_env(dim, num_arms)
+        results = self.runs.sweep(env, self.agent(variant, env), "ensemble_size",
+                                  list(self.sizes), self.horizon, self.num_runs,
+                                  name=variant, **self.options)
+        result = results[self.sizes.index(size)]
+        result.name = f"{variant} M={size}"
+        return result
 
 
 def regret_vs_size(runner: Runner, dim: int, num_arms: int, sizes: Sequence[int],
@@ -315,7 +292,7 @@ def _gap_text(values: np.ndarray) -> str:
 
 
 def check_claims(curves, ts: Result, minimal, config: Config) -> list[tuple[str, bool | None, str]]:
-    """The paper's claims (seed-001 E1, E2), each ``(claim, verdict, evidence)``.
+    """The paper's claims (Sec. 5.1, Fig. 2), each ``(claim, verdict, evidence)``.
 
     Verdicts on gaps use the 95% interval of the run-by-run difference: a claim is "not
     reproduced" only when the data contradict it beyond noise, and "not decidable" when the
@@ -391,7 +368,7 @@ def check_claims(curves, ts: Result, minimal, config: Config) -> list[tuple[str,
 def main(argv: Sequence[str] | None = None) -> C.Report:
     """Runs the reproduction at ``--scale`` and writes the PNG and the markdown report."""
     args = C.parse_args(NAME, __doc__.splitlines()[0], argv)
-    config = SCALES[args.scale]
+    config = C.configure(SCALES, args)
     out = C.output_dir(NAME, args.out)
     start = C.timer()
     key = jax.random.key(args.seed)
@@ -401,7 +378,8 @@ def main(argv: Sequence[str] | None = None) -> C.Report:
         print(f"  [{C.timer() - start:4.0f} s] {message}", flush=True)
 
     runner = Runner(key, config.horizon, config.num_runs, config.sizes, config.chunk_size,
-                    config.num_records, progress=False if args.no_progress else None, log=log)
+                    config.num_records, progress=False if args.no_progress else None, log=log,
+                    cache=args.cache)
 
     curves = regret_vs_size(runner, config.dim, config.num_arms, config.sizes, config.variants)
     ts = runner.ts(config.dim, config.num_arms)
@@ -429,7 +407,8 @@ def main(argv: Sequence[str] | None = None) -> C.Report:
              "share the prior N(0, 10 I) and noise 1 (reg = 0.1); ES++ and ES are `ensemble-pp` "
              "with the Gaussian and the Coordinate reference (Sphere perturbation), ES (Lu-VR) "
              "is `ensemble-sampling`, TS is `lin-ts` (each ensemble variant is one `jb.sweep` "
-             "over `ensemble_size`). Seed-001 section 3, E1-E2. The paper's setting is d = 50, "
+             "over `ensemble_size`). Li et al. 2024, Sec. 5.1, Fig. 2. The paper's setting is "
+             "d = 50, "
              "K = 10,000, T = 1000 and M up to 1024 (`--scale paper`); the smaller scales test "
              "the same claims on a smaller problem, where the ensemble sizes needed are smaller "
              "too. Verdicts on gaps use the 95% interval of the run-by-run difference: *not "

@@ -1,6 +1,6 @@
-"""Shared plumbing of the paper reproductions in ``benchmarks/reproduce/``.
+"""Shared plumbing of the paper reproductions in ``benchmarks/``.
 
-Every reproduction script is runnable on its own (``python benchmarks/reproduce/<name>.py``) and
+Every reproduction script is runnable on its own (``python -m benchmarks.<name>``) and
 importable (its ``main(argv)`` returns a :class:`Report`). This module holds what they share:
 
 * :func:`parse_args`: ``--scale tiny|small|paper``, ``--seed``, ``--out``, ``--plain``,
@@ -37,29 +37,40 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
+import json
 import math
+import re
 import shlex
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
+import jax
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[2]
-if (ROOT / "jaxbandits").is_dir() and str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))  # run the checkout this file belongs to
+import jaxbandits as jb
+from benchmarks.tables import print_table, render_table
+from jaxbandits import Result
+from jaxbandits.results import t_quantile
 
-import jaxbandits as jb  # noqa: E402
-from jaxbandits.results import Result, t_quantile  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 __all__ = [
     "ROOT",
     "SCALES",
+    "Claim",
+    "Experiment",
     "Report",
+    "Runner",
     "Table",
+    "Verdict",
+    "check_claims",
     "command_line",
+    "config_hash",
+    "configure",
     "final_regret",
     "finish",
     "fmt_ci",
@@ -97,7 +108,7 @@ def parse_args(name: str, description: str, argv: Sequence[str] | None = None,
     rich), ``--no-progress`` (no progress bars), ``--cpu-devices`` (``jb.use_cpu_cores``:
     one device per core by default, so the runs are split over the cores).
     """
-    parser = argparse.ArgumentParser(prog=f"{name}.py", description=description)
+    parser = argparse.ArgumentParser(prog=f"python -m benchmarks.{name}", description=description)
     parser.add_argument("--scale", choices=SCALES, default=default_scale, help=SCALE_HELP)
     parser.add_argument("--seed", type=int, default=0, help="the key of every run (default 0)")
     parser.add_argument("--out", type=Path, default=None,
@@ -107,12 +118,45 @@ def parse_args(name: str, description: str, argv: Sequence[str] | None = None,
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     parser.add_argument("--cpu-devices", type=int, default=None,
                         help="CPU devices to shard the runs over (default: one per core)")
+    parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
+                        help="override a field of the scale's configuration, e.g. --set "
+                             "num_runs=20 (the value read as JSON, else as text; repeatable), "
+                             "as `jaxbandits run --set` does for agents")
+    parser.add_argument("--cache", type=Path, default=None,
+                        help="a folder memoising every run by its config hash (Runner): a rerun "
+                             "loads the points it already played")
     args = parser.parse_args(argv)
     jb.use_cpu_cores(args.cpu_devices)
     jb.use_compilation_cache()  # $JAXBANDITS_COMPILATION_CACHE, else ~/.cache/jaxbandits/jax
     args.name = name
     args.argv = list(sys.argv[1:] if argv is None else argv)
     return args
+
+
+def configure(scales: Mapping[str, Any], args: argparse.Namespace) -> Any:
+    """The configuration of ``args.scale`` with the ``--set FIELD=VALUE`` overrides applied.
+
+    Values are read as JSON (``20``, ``0.5``, ``true``, ``[1, 2]``; a list becomes a tuple),
+    else kept as text, as the command line's ``--set`` reads them.
+
+    Raises:
+      ValueError: an override without ``=`` or naming no field of the configuration.
+    """
+    config = scales[args.scale]
+    fields = {f.name for f in dataclasses.fields(config)}
+    changes = {}
+    for item in getattr(args, "set", []):
+        field, sep, raw = item.partition("=")
+        field = field.strip()
+        if not sep or field not in fields:
+            raise ValueError(f"--set {item!r}: expected FIELD=VALUE with FIELD one of "
+                             f"{sorted(fields)}")
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError:
+            value = raw
+        changes[field] = tuple(value) if isinstance(value, list) else value
+    return dataclasses.replace(config, **changes) if changes else config
 
 
 def output_dir(name: str, out: str | Path | None = None) -> Path:
@@ -124,7 +168,7 @@ def output_dir(name: str, out: str | Path | None = None) -> Path:
 
 def command_line(name: str, argv: Sequence[str]) -> str:
     """The command that reproduces a run, for the report."""
-    return " ".join(["python", f"benchmarks/reproduce/{name}.py", *map(shlex.quote, argv)])
+    return " ".join(["python", "-m", f"benchmarks.{name}", *map(shlex.quote, argv)])
 
 
 # ------------------------------------------------------------------------------------------------
@@ -134,6 +178,9 @@ def command_line(name: str, argv: Sequence[str]) -> str:
 @dataclasses.dataclass
 class Table:
     """A titled table of strings; the first column labels the rows.
+
+    Rendered by the one table renderer (:mod:`benchmarks.tables`, the library's
+    ``jaxbandits.tables``).
 
     Attributes:
       title: a heading.  columns: the header.  rows: lists of cells (strings).
@@ -157,40 +204,53 @@ class Table:
 
     def markdown(self) -> str:
         """A GitHub-flavoured markdown table (with the title as a heading and the note below)."""
-        def line(cells):
-            return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
-
-        out = [f"### {self.title}", "", line(self.columns),
-               "|" + "|".join("---" for _ in self.columns) + "|"]
-        out += [line(row) for row in self.rows]
-        if self.note:
-            out += ["", self.note]
-        return "\n".join(out) + "\n"
+        return render_table(self.columns, self.rows, title=f"### {self.title}",
+                            note=self.note or None) + "\n"
 
     def print(self, plain: bool = False) -> None:
-        """Prints the table with rich on a terminal (unless ``plain``), else as markdown.
+        """Prints the table with rich on a terminal (unless ``plain``), else as markdown."""
+        print_table(self.columns, self.rows, title=f"### {self.title}" if plain or not
+                    sys.stdout.isatty() else self.title, note=self.note or None, plain=plain)
 
-        Off a terminal (a log file, a pipe) rich would wrap to 80 columns, so markdown it is.
-        """
-        plain = plain or not sys.stdout.isatty()
-        if not plain:
-            try:
-                from rich.console import Console
-                from rich.table import Table as RichTable
-            except ImportError:  # pragma: no cover - rich is a dependency
-                plain = True
-        if plain:
-            print(self.markdown(), flush=True)
-            return
-        table = RichTable(title=self.title, title_justify="left")
-        for i, column in enumerate(self.columns):
-            table.add_column(column, justify="left" if i == 0 else "right", no_wrap=True)
-        for row in self.rows:
-            table.add_row(*row)
-        console = Console()
-        console.print(table)
-        if self.note:
-            console.print(self.note, style="dim", highlight=False)
+
+# ------------------------------------------------------------------------------------------------
+# Claims.
+
+
+class Verdict(NamedTuple):
+    """A claim checked on results: ``(claim, verdict, evidence)``.
+
+    ``verdict`` is True (reproduced), False (not reproduced) or None (not decidable at this
+    scale, e.g. the interval straddles the paper's tolerance); ``evidence`` holds the numbers.
+    """
+
+    claim: str
+    verdict: bool | None
+    evidence: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Claim:
+    """One of a paper's claims, as a check of a reproduction's results.
+
+    Attributes:
+      name: a short label, starting with the figure or table (``"Fig. 2: M = 8 matches TS"``).
+      statement: what the paper states, with its citation (``"Li et al. 2024, Sec. 5.1"``).
+      check: ``results -> (verdict, evidence)``: True / False / None and the numbers.
+    """
+
+    name: str
+    statement: str
+    check: Callable[[Any], tuple[bool | None, str]]
+
+    def __call__(self, results: Any) -> Verdict:
+        verdict, evidence = self.check(results)
+        return Verdict(self.name, verdict, evidence)
+
+
+def check_claims(claims: Iterable[Claim], results: Any) -> list[Verdict]:
+    """Every claim checked on ``results``, in order."""
+    return [claim(results) for claim in claims]
 
 
 @dataclasses.dataclass
@@ -201,9 +261,16 @@ class Report:
     figure: Path
     markdown: Path
     tables: list[Table]
-    claims: list[tuple[str, bool | None, str]]
+    claims: list[Verdict]
     seconds: float
     data: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    def verdict(self, claim_start: str) -> bool | None:
+        """The verdict of the one claim whose text starts with ``claim_start``."""
+        found = [v for claim, v, _ in self.claims if claim.startswith(claim_start)]
+        if len(found) != 1:
+            raise KeyError(f"{len(found)} claims start with {claim_start!r}")
+        return found[0]
 
     def table(self, title_start: str) -> Table:
         """The table whose title starts with ``title_start``."""
@@ -254,8 +321,144 @@ def finish(name: str, title: str, intro: str, tables: list[Table],
         table.print(plain=args.plain)
     print_claims(claims)
     print(f"wrote {figure} and {markdown} in {seconds:.0f} s", flush=True)
+    claims = [Verdict(*c) for c in claims]
     return Report(out=out, figure=figure, markdown=markdown, tables=tables, claims=claims,
                   seconds=seconds, data=data)
+
+
+# ------------------------------------------------------------------------------------------------
+# Experiments and the cached runner.
+
+
+@dataclasses.dataclass(frozen=True)
+class Experiment:
+    """One set of runs of a figure: an environment, agents and a grid, at one scale.
+
+    Attributes:
+      env: a ``jb`` environment (``jb.make_env(...)``).
+      agents: ``{label: agent}`` (``jb.make_agent(...)``), played with common random numbers.
+      horizon / num_runs: rounds T and independent runs R.
+      grid: ``{field: values}`` swept for every agent with ``jb.sweep`` (an agent field, or an
+        environment field as ``"env.<name>"``); empty: one ``jb.simulate`` per agent.
+      options: runner options (``chunk_size``, ``record``, ``block_runs``: :func:`run_options`).
+    """
+
+    env: Any
+    agents: Mapping[str, Any]
+    horizon: int
+    num_runs: int
+    grid: Mapping[str, Sequence[Any]] = dataclasses.field(default_factory=dict)
+    options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def config_hash(*parts: Any) -> str:
+    """A stable hex digest of ``parts`` (environments, agents, sizes, options, the seed): their
+    ``repr`` without memory addresses, and the library's version."""
+    text = _ADDRESS.sub("", repr((jb.__version__, *parts)))
+    return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+class Runner:
+    """The one memoising runner of the reproductions: common random numbers (one key for every
+    run), each point run once, in memory and, with ``cache``, on disk by its config hash.
+
+    A point is an ``(env, agent, horizon, num_runs, options)``; its hash (:func:`config_hash`)
+    names ``<cache>/<hash>.npz`` / ``.json`` (``Result.save``), so a second run of a script with
+    the same ``--cache`` folder loads every point it has already played. :meth:`sweep` runs only
+    the grid values not cached yet, in one ``jb.sweep``.
+    """
+
+    def __init__(self, key: Any, *, cache: str | Path | None = None, progress: bool | None = None,
+                 log: Callable[[str], None] | None = None):
+        self.key, self.progress = key, progress
+        self.seed = repr(jax.random.key_data(key).tolist()) if _is_key(key) else repr(key)
+        self.cache = Path(cache) if cache is not None else None
+        self.log = log or (lambda message: None)
+        self.memory: dict[str, Result] = {}
+
+    def _hash(self, env, agent, horizon: int, num_runs: int, options: Mapping[str, Any]) -> str:
+        return config_hash(env, agent, int(horizon), int(num_runs),
+                           sorted((k, repr(v)) for k, v in options.items() if k != "progress"),
+                           self.seed)
+
+    def _lookup(self, point: str) -> Result | None:
+        if point not in self.memory and self.cache is not None:
+            path = self.cache / f"{point}.json"
+            if path.is_file():
+                self.memory[point] = Result.load(path)
+        return self.memory.get(point)
+
+    def _store(self, point: str, result: Result) -> None:
+        self.memory[point] = result
+        if self.cache is not None:
+            self.cache.mkdir(parents=True, exist_ok=True)
+            result.save(self.cache / point)
+
+    def simulate(self, env, agent, horizon: int, num_runs: int, name: str | None = None,
+                 **options: Any) -> Result:
+        """``jb.simulate`` of one point, or its cached result."""
+        point = self._hash(env, agent, horizon, num_runs, options)
+        result = self._lookup(point)
+        if result is None:
+            options.setdefault("progress", self.progress)
+            result = jb.simulate(env, agent, self.key, horizon, num_runs, name=name, **options)
+            self.log(f"{name or agent.name}: compile {result.compile_time:.1f} s, "
+                     f"run {result.wall_time:.1f} s")
+            self._store(point, result)
+        if name is not None:
+            result.name = name
+        return result
+
+    def sweep(self, env, agent, field: str, values: Sequence[Any], horizon: int,
+              num_runs: int, name: str | None = None, **options: Any) -> list[Result]:
+        """``agent`` at each of ``values`` of ``field`` (an agent field, or ``"env.<name>"``):
+        one Result per value, in order; the values not cached run in one ``jb.sweep`` and are
+        named ``"<name> <field>=<value>"`` (a cached point keeps the name it was run under)."""
+        def at(value):
+            if field.startswith("env."):
+                return env.replace(**{field[4:]: value}), agent
+            return env, agent.replace(**{field: value})
+
+        points = [self._hash(*at(v), horizon, num_runs, options) for v in values]
+        missing = [(p, v) for p, v in dict(zip(points, values, strict=True)).items()
+                   if self._lookup(p) is None]
+        if missing:
+            options.setdefault("progress", self.progress)
+            swept = jb.sweep(env, agent, self.key, {field: [v for _, v in missing]}, horizon,
+                             num_runs, **options)
+            results = list(swept.values())
+            for (point, value), result in zip(missing, results, strict=True):
+                result.name = f"{name or agent.name} {field}={value}"
+                self._store(point, result)
+            compiled = sum(r.compile_time for r in results)
+            self.log(f"{name or agent.name}, {field} in {[v for _, v in missing]}: compile "
+                     f"{compiled:.1f} s, run {sum(r.wall_time for r in results):.1f} s")
+        return [self.memory[p] for p in points]
+
+    def run(self, experiment: Experiment) -> dict[str, Any]:
+        """Every agent of ``experiment``: ``{label: Result}``, or with a grid of one field
+        ``{label: {value: Result}}`` (a grid of several fields: one sweep per field)."""
+        e = experiment
+        out: dict[str, Any] = {}
+        for label, agent in e.agents.items():
+            if not e.grid:
+                out[label] = self.simulate(e.env, agent, e.horizon, e.num_runs, name=label,
+                                           **e.options)
+                continue
+            by_field = {field: dict(zip(values, self.sweep(e.env, agent, field, values,
+                                                           e.horizon, e.num_runs, name=label,
+                                                           **e.options), strict=True))
+                        for field, values in e.grid.items()}
+            out[label] = next(iter(by_field.values())) if len(by_field) == 1 else by_field
+        return out
+
+
+def _is_key(key: Any) -> bool:
+    return isinstance(key, jax.Array) and jax.dtypes.issubdtype(key.dtype,
+                                                                  jax.dtypes.prng_key)
 
 
 # ------------------------------------------------------------------------------------------------

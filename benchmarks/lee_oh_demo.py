@@ -1,6 +1,6 @@
-"""Lee & Oh, "Improved regret of linear ensemble sampling": the demo protocol E1-E4 of seed-003.
+"""Lee & Oh, "Improved regret of linear ensemble sampling": a demonstration protocol (E1-E4).
 
-The paper has no experiments; seed-003 section 4 proposes a protocol for the library and gives
+The paper has no experiments; this is our demonstration protocol, with
 reference numbers from a NumPy check. This script runs it on the ``linear`` environment (K arms
 and ``theta*`` uniform on the unit sphere, ``N(0, sigma^2)`` noise, one arm set per run), with
 ``lambda = 1``, ``S = 1``, ``delta = 0.05`` and two calibrations of the perturbation scale:
@@ -19,12 +19,12 @@ perturbation scale.
 * **E1** (Proposition 2): ES with ``m = T`` members and round-robin selection against LinPHE
   with a history buffer of T, given the same keys: the same actions, run by run.
 * **E2**: regret against m in {1, 2, 5, 10, 20, 50, 100, T (round robin)} at both calibrations,
-  next to LinPHE, LinTS and LinUCB, on seed-003's reference setup (d = 5, K = 20, T = 1000,
-  sigma = 0.5), with seed-003's table (mean ± s.e.) and its NumPy reference numbers.
+  next to LinPHE, LinTS and LinUCB, on our reference setup (d = 5, K = 20, T = 1000,
+  sigma = 0.5), with the table (mean ± s.e.) of an independent NumPy implementation.
 * **E3**: regret against T (at d = 5) and against d (at T = 2000), K = 50, ES with m = 20 and the
   three baselines; log-log slopes. At the theory calibration every T has its own ``beta_T``.
-* **E4**: the four agents compared over time at d = 20, K = 50, sigma = 0.5 (seed-000's linear
-  instance), at both calibrations.
+* **E4**: the four agents compared over time at d = 20, K = 50, sigma = 0.5 (Sun et al.
+  2025's linear instance), at both calibrations.
 
 Numeric fields (``perturb_std``, LinTS's ``noise_std``) are swept with ``jb.sweep`` (one
 compilation for every calibration). ``ensemble_size`` is static in ``lin-es``: E2 runs every m
@@ -33,8 +33,8 @@ grid point's runs equal ``jb.simulate``'s bit for bit). ``dim`` is static: E3 co
 program per (agent, d). Not run: Janz et al.'s ES of E4 and the
 perturbation laws of E5 (no such agents in the library yet). Run it from the repository root::
 
-    python benchmarks/reproduce/lee_oh_demo.py                  # --scale small, minutes on CPU
-    python benchmarks/reproduce/lee_oh_demo.py --scale paper    # more seeds, T = 10^4; GPU
+    python -m benchmarks.lee_oh_demo                  # --scale small, minutes on CPU
+    python -m benchmarks.lee_oh_demo --scale paper    # more seeds, T = 10^4; GPU
 
 It writes ``lee_oh_demo.png`` and ``lee_oh_demo.md`` into ``--out`` (default
 ``results/reproduce/lee_oh_demo/``).
@@ -43,28 +43,22 @@ It writes ``lee_oh_demo.png`` and ``lee_oh_demo.md`` into ``--out`` (default
 from __future__ import annotations
 
 import dataclasses
-import sys
 from collections.abc import Sequence
-from pathlib import Path
 
-_HERE = Path(__file__).resolve().parent
-if str(_HERE) not in sys.path:
-    sys.path.insert(0, str(_HERE))
+import jax
+import matplotlib.ticker
+import numpy as np
 
-import _common as C  # noqa: E402  (puts the repository root on sys.path)
-import jax  # noqa: E402
-import matplotlib.ticker  # noqa: E402
-import numpy as np  # noqa: E402
-
-import jaxbandits as jb  # noqa: E402
-from jaxbandits.agents.ensembles import theory_perturb_std  # noqa: E402
-from jaxbandits.results import Result  # noqa: E402
+import jaxbandits as jb
+from benchmarks import framework as C
+from jaxbandits import Result
+from jaxbandits.agents import theory_perturb_std
 
 NAME = "lee_oh_demo"
-TITLE = "Lee & Oh linear ensemble sampling: the demo protocol E1-E4 (seed-003 section 4)"
+TITLE = "Lee & Oh linear ensemble sampling: a demonstration protocol E1-E4 (the paper has none)"
 CALIBRATIONS = ("theory", "practical")
 
-#: seed-003 section 4's NumPy reference (d = 5, K = 20, T = 1000, sigma = 0.5, 40 seeds).
+#: an independent NumPy implementation's numbers (d = 5, K = 20, T = 1000, sigma = 0.5, 40 seeds).
 REFERENCE = {
     "theory": ["230 ± 28", "230 ± 9", "270 ± 7", "272 ± 7", "277 ± 8", "273 ± 7", "78 ± 2"],
     "practical": ["187 ± 26", "33 ± 7", "27 ± 2", "28 ± 2", "30 ± 2", "26 ± 1", "—"],
@@ -77,7 +71,7 @@ class Config:
     """Sizes of one scale.
 
     Attributes:
-      dim, num_arms, horizon, noise_std, num_runs: E1/E2's problem (seed-003's reference setup).
+      dim, num_arms, horizon, noise_std, num_runs: E1/E2's problem (our reference setup).
       ensemble_sizes: the m of E2 (``m = T`` round robin is added).
       scaling_dims, scaling_arms: E3/E4's d grid and K.
       scaling_horizons: the T grid of E3 (the largest is E3/E4's horizon).
@@ -266,13 +260,13 @@ def label(name: str, config: Config) -> str:
 
 
 def reference_comparable(e2: dict, config: Config) -> bool:
-    """Whether E2 ran seed-003's reference setup (so its NumPy numbers apply)."""
+    """Whether E2 ran the reference setup (so its NumPy numbers apply)."""
     return all(getattr(config, k) == v for k, v in REFERENCE_SETUP.items()) and \
         {1, 10, 100} <= set(e2["ES"])
 
 
 def reference_table(e2: dict, config: Config) -> C.Table:
-    """Seed-003 section 4's table: mean ± s.e. of the final regret, one row per calibration."""
+    """The demonstration's table: mean ± s.e. of the final regret, one row per calibration."""
     sizes = [m for m in (1, 10, 100) if m in e2["ES"]] or list(e2["ES"])[:3]
     columns = (["calibration"] + [f"ES m={m}" for m in sizes]
                + [f"ES m=T={config.horizon} RR", "LinPHE", "LinTS(v=σ_R)", "LinUCB"])
@@ -280,8 +274,8 @@ def reference_table(e2: dict, config: Config) -> C.Table:
         f"Final regret (mean ± s.e.), d = {config.dim}, K = {config.num_arms}, "
         f"T = {config.horizon}, σ = {config.noise_std}, {config.num_runs} seeds",
         columns,
-        note=("Seed-003 section 4's table. LinUCB uses the OFUL radius (delta = 0.05) whatever "
-              "the calibration, so it is shown once. The 'reference' rows are seed-003's NumPy "
+        note=("The demonstration's table. LinUCB uses the OFUL radius (delta = 0.05) whatever "
+              "the calibration, so it is shown once. The 'reference' rows are an independent NumPy "
               "check (40 seeds, other random numbers)."))
     comparable = reference_comparable(e2, config)
     for cal in CALIBRATIONS:
@@ -293,7 +287,7 @@ def reference_table(e2: dict, config: Config) -> C.Table:
         cells.append(C.fmt_se(C.final_regret(e2["LinUCB"][cal])) if cal == "theory" else "—")
         table.add(name, *cells)
         if comparable:
-            table.add(f"{cal} (seed-003 reference)", *REFERENCE[cal])
+            table.add(f"{cal} (NumPy reference)", *REFERENCE[cal])
     return table
 
 
@@ -348,7 +342,8 @@ def scaling_table(e3: dict, config: Config) -> C.Table:
          f"slope in d (T = {d_t}, d = {dims[0]}..{dims[-1]})",
          f"regret at d = {dims[-1]}, T = {d_t}"],
         note=(f"{config.scaling_runs} runs per point. At the theory calibration each T uses its "
-              "own beta_T. seed-003's NumPy check (ES, m = 20, 20 seeds): slope in T 0.32 "
+              "own beta_T. The NumPy implementation's check (ES, m = 20, 20 seeds): slope in "
+              "T 0.32 "
               "(practical) / 0.56 (theory); in d 0.69 / 0.87."))
     for name in config.scaling_agents:
         for cal in (CALIBRATIONS if name != "LinUCB" else ("theory",)):
@@ -429,7 +424,7 @@ def check_claims(e2: dict, e3: dict, config: Config) -> list[tuple[str, bool | N
                 if abs(mean[cal][k] - ref_mean) > 3 * np.hypot(se[cal][k], ref_se):
                     off.append(f"{cal} {k if isinstance(k, str) else f'ES m={k}'}: "
                                f"{mean[cal][k]:.0f} vs {cell}")
-        claims.append(("seed-003's NumPy reference numbers are matched (every cell within 3 "
+        claims.append(("the NumPy reference numbers are matched (every cell within 3 "
                        "combined s.e.)", not off,
                        "cells off: " + "; ".join(off) if off else "all 13 cells agree"))
 
@@ -554,7 +549,7 @@ def draw_comparison(ax, e3: dict, config: Config, cal: str) -> None:
 def main(argv: Sequence[str] | None = None) -> C.Report:
     """Runs E1-E4 at ``--scale`` and writes the PNG and the markdown report."""
     args = C.parse_args(NAME, __doc__.splitlines()[0], argv)
-    config = SCALES[args.scale]
+    config = C.configure(SCALES, args)
     out = C.output_dir(NAME, args.out)
     start = C.timer()
     key = jax.random.key(args.seed)
@@ -585,7 +580,8 @@ def main(argv: Sequence[str] | None = None) -> C.Report:
              f"δ = {config.delta}, S = {config.param_bound}. E1/E2 on d = {config.dim}, "
              f"K = {config.num_arms}, T = {config.horizon}, {config.num_runs} runs; E3/E4 on "
              f"K = {config.scaling_arms}, d in {list(config.scaling_dims)}, T up to "
-             f"{max(config.scaling_horizons)}, {config.scaling_runs} runs. Seed-003 section 4 "
+             f"{max(config.scaling_horizons)}, {config.scaling_runs} runs. The demonstration "
+             "protocol "
              "(a protocol proposed for the library: the paper itself has no experiments; its "
              "reference numbers come from a NumPy check). Not run: Janz et al.'s ES in E4 and "
              "the perturbation laws of E5 (no such agents in the library yet).")

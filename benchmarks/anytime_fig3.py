@@ -1,6 +1,6 @@
 """Anytime ensemble sampling (Sun, Wang & Xu), Figure 3: the doubling schedule's b and T_0.
 
-Reproduces seed-000's Figure 3 (spec sections 2.6 and 3.4, acceptance check 19) on E-LOG
+Reproduces Sun et al. 2025, Fig. 3 (Sec. 6, App. E-F) on E-LOG
 (``logistic``: ``sigmoid(<x, theta*>) + N(0, 0.5^2)``, unit theta* and arms) with GLM-ES-DT
 (``glm-es-dt``: full restarts at ``T_e = floor(T_0 b^e)``, ``m_e = ceil(2 ln L_e)`` of 20
 allocated members, ``sigma_R,e = 0.02 ln L_e``, lambda = 1, a warm-up of ``min(tau, L_e)``
@@ -15,13 +15,13 @@ design rounds in every epoch):
 
 T_0 and b are numeric fields of the anytime wrapper, so the whole grid is one ``jb.sweep``: one
 compiled program. Every grid point sees the same instances and noise (common random numbers).
-The paper does not name the environment of Figure 3; the spec reads it as E-LOG and E-QUAD, and
+The paper does not name the environment of Figure 3; we read it as E-LOG and E-QUAD, and
 the E-QUAD (Neural-ES-DT) half belongs to the neural reproduction.
 
 Run it from the repository root::
 
-    python benchmarks/reproduce/anytime_fig3.py                   # --scale small (CPU, minutes)
-    python benchmarks/reproduce/anytime_fig3.py --scale paper     # d = 20, K = 50, T = 10,000
+    python -m benchmarks.anytime_fig3                   # --scale small (CPU, minutes)
+    python -m benchmarks.anytime_fig3 --scale paper     # d = 20, K = 50, T = 10,000
 
 ``--solver gd`` (default) or ``newton``. It writes ``anytime_fig3.png`` and ``anytime_fig3.md``
 into ``--out`` (default ``results/reproduce/anytime_fig3/``).
@@ -31,21 +31,15 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import sys
 from collections.abc import Sequence
-from pathlib import Path
 
-_HERE = Path(__file__).resolve().parent
-if str(_HERE) not in sys.path:
-    sys.path.insert(0, str(_HERE))
+import jax
+import numpy as np
 
-import _common as C  # noqa: E402  (puts the repository root on sys.path)
-import anytime_fig1 as fig1  # noqa: E402
-import jax  # noqa: E402
-import numpy as np  # noqa: E402
-
-import jaxbandits as jb  # noqa: E402
-from jaxbandits.agents import GOLDEN_GROWTH, doubling_boundaries, doubling_regret_factor  # noqa: E402
+import jaxbandits as jb
+from benchmarks import anytime_fig1 as fig1
+from benchmarks import framework as C
+from jaxbandits.agents import GOLDEN_GROWTH, doubling_boundaries, doubling_regret_factor
 
 NAME = "anytime_fig3"
 TITLE = "Anytime ensemble sampling, Figure 3: the doubling trick's growth b and first epoch T_0"
@@ -216,7 +210,7 @@ def check_claims(results, config: Config) -> list[tuple[str, bool | None, str]]:
         for b in (g,):
             means = {t0: mean(results[(t0, b)]) for t0 in config.first_epochs}
             spread = (max(means.values()) - min(means.values())) / np.mean(list(means.values()))
-            claims.append((f"[19] T_0 has a minor effect at b = 2.618 (final regrets within "
+            claims.append((f"[Fig. 3] T_0 has a minor effect at b = 2.618 (final regrets within "
                            f"{100 * fig1.CLOSE_TOL:.0f}% of their mean)",
                            bool(spread <= fig1.CLOSE_TOL),
                            f"spread {100 * spread:.0f}%: " + ", ".join(
@@ -226,7 +220,7 @@ def check_claims(results, config: Config) -> list[tuple[str, bool | None, str]]:
                 continue
             means = {t0: mean(results[(t0, b)]) for t0 in config.first_epochs}
             spread = (max(means.values()) - min(means.values())) / np.mean(list(means.values()))
-            claims.append((f"[19] T_0 has a minor effect at b = {b:.4g} (within "
+            claims.append((f"[Fig. 3] T_0 has a minor effect at b = {b:.4g} (within "
                            f"{100 * fig1.CLOSE_TOL:.0f}%)", bool(spread <= fig1.CLOSE_TOL),
                            f"spread {100 * spread:.0f}%"))
     for b in config.growths:
@@ -235,7 +229,7 @@ def check_claims(results, config: Config) -> list[tuple[str, bool | None, str]]:
         verdicts = {t0: fig1.worse_than(results[(t0, b)], results[(t0, g)])
                     for t0 in config.first_epochs}
         counts = [sum(v[0] is x for v in verdicts.values()) for x in (True, None, False)]
-        claims.append((f"[19] b = {b:.4g} gives larger regret than b = 2.618 at every T_0",
+        claims.append((f"[Fig. 3] b = {b:.4g} gives larger regret than b = 2.618 at every T_0",
                        fig1.all_of([v[0] for v in verdicts.values()]),
                        f"larger / undecided / smaller at {counts[0]} / {counts[1]} / {counts[2]} "
                        "T_0: " + "; ".join(f"T_0={t}: {v[1]}" for t, v in verdicts.items())))
@@ -262,7 +256,7 @@ def draw(results, config: Config):
 def main(argv: Sequence[str] | None = None) -> C.Report:
     """Runs the reproduction at ``--scale`` and writes the PNG and the markdown report."""
     args = fig1.parse_args(NAME, __doc__, argv)
-    config = SCALES[args.scale]
+    config = C.configure(SCALES, args)
     out = C.output_dir(NAME, args.out)
     start = C.timer()
     print(f"{TITLE}\nscale {args.scale}, solver {args.solver}: {config}", flush=True)
@@ -278,7 +272,7 @@ def main(argv: Sequence[str] | None = None) -> C.Report:
              f"{config.num_runs} instances, noise 0.5. GLM-ES-DT: restarts at floor(T_0 b^e), "
              "m_e = ceil(2 ln L_e) (of 20), sigma_R,e = 0.02 ln L_e, lambda = 1, warm-up "
              f"min({config.warmup}, L_e) G-optimal design rounds per epoch, 100 gd steps of "
-             "0.01. One sweep over T_0 x b. Seed-000 Figure 3, acceptance check 19.")
+             "0.01. One sweep over T_0 x b. Sun et al. 2025, Fig. 3.")
     return C.finish(NAME, TITLE, intro, tables, claims, figure, out, args, seconds,
                     data={"results": results, "config": config, "solver": args.solver})
 

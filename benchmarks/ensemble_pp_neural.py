@@ -1,33 +1,34 @@
-"""Neural Ensemble++ (Li, Xu, Wang & Luo): Figs. 1/10, 3, 4, 11, 14, E10 and the moderation task.
+"""Neural Ensemble++ (Li, Xu, Wang & Luo): Figs. 1/10, 3, 4, 11, 14, App. F.2, G.5.
 
-Reproduces seed-001 section 3, E4-E10, as section 7 (the findings from running the authors' code)
+Reproduces Li et al. 2024, Sec. 5.2, App. F.2 and G.5, as the authors' code behaves (what running
+it showed)
 asks: at horizons a CPU can run, the authors' own code does **not** show Ensemble++ below Greedy
 or Ensemble+ on the quadratic preset (that is a T = 10^5 result), so the small-scale numbers are
 judged against the authors' code and the paper's ordering is tested at the paper's horizon only.
 Every panel plays the library agents ``neural-ensemble-pp`` ("ES++"), ``ensemble-plus``,
 ``epinet`` and ``neural-greedy`` with the authors' per-task presets (applied to every method, as
-they did; A11), the 2 x 64 ReLU MLP backbone, next to uniform random:
+they did; Sec. 3.3, our reading), the 2 x 64 ReLU MLP backbone, next to uniform random:
 
-* **Fig. 1 / Fig. 10** (E5): final regret against the paper's parameter count
+* **Fig. 1 / Fig. 10**: final regret against the paper's parameter count
   (``jb.nets.paper_param_count``; 11,713 / 17,931 / 22,288 at M = 8 for d = 100, C = 1),
   varied by sweeping M, on ``quadratic-pool`` (the authors' instance, preset ``"quadratic"``)
   and ``random-mlp-bernoulli`` (the "Neural" task, ``"neural-classification"``).
-* **Fig. 3** (E4): the four agents and uniform random on those two tasks and on
+* **Fig. 3**: the four agents and uniform random on those two tasks and on
   ``shuttle-epp`` (preset ``"shuttle"``, G = 50); regret curves, final regret, and the regret
   accumulated after the agents' update start, paired run by run with random's.
-* **Paper horizon** (E4 at T = 10^5): Ensemble++, Ensemble+, Greedy and random on the quadratic
+* **Paper horizon** (Fig. 3 at T = 10^5): Ensemble++, Ensemble+, Greedy and random on the quadratic
   at ``long_horizon`` (EpiNet, ten times dearer per round, is left out on a CPU).
-* **Fig. 4** (E6): Ensemble++ on the quadratic with pools of several sizes (the decision set
+* **Fig. 4**: Ensemble++ on the quadratic with pools of several sizes (the decision set
   the 50 arms per round are drawn from; the authors' recipe at each size) and several M.
-* **Fig. 11** (E7): Ensemble++'s buffer capacity C on the Neural task (the paper's Sec. 5.2).
-* **Fig. 14** (E8): Ensemble++'s update-index, reference and perturbation laws on the quadratic
+* **Fig. 11**: Ensemble++'s buffer capacity C on the Neural task (the paper's Sec. 5.2).
+* **Fig. 14**: Ensemble++'s update-index, reference and perturbation laws on the quadratic
   (one law varied at a time, the others at their defaults: Coordinate / Sphere / Sphere).
-* **E10**: Ensemble++ against LMC-TS (``lmc-ts``, its full-history Langevin steps: the buffer
+* **App. F.2**: Ensemble++ against LMC-TS (``lmc-ts``, its full-history Langevin steps: the buffer
   holds the whole horizon) on ``vector-quadratic`` (LMC-TS's task, d = 20, K = 50), regret and
   the measured wall time per round against t (:func:`round_costs`: one run played in chunks of
   rounds by the runner's own round function, each chunk timed; the runner reports only total
   times).
-* **Moderation** (E9 on the offline stand-in): Ensemble++, Ensemble+ and Greedy with
+* **Moderation** (App. G.5, on the offline stand-in): Ensemble++, Ensemble+ and Greedy with
   ``preset="hate-speech"`` on ``text-moderation`` (the generated corpus; GPT-2 token ids) with a
   small randomly initialised ``jb.nets.TransformerNetwork`` backbone, fine-tuned and frozen
   (``train_backbone=False``), accuracy beside regret. (No pretrained GPT-2 ships offline.)
@@ -39,20 +40,20 @@ capacity, a pool size) are swept with ``jb.sweep`` (one program per distinct val
 runs equal to ``jb.simulate``'s); results are cached, so a point two panels share (ES++ at M = 8
 is Fig. 1's, Fig. 3's, Fig. 4's, Fig. 11's and Fig. 14's default) runs once.
 
-Scales: ``small`` (quadratic and Neural T = 3,000 with 4 runs; Shuttle T = 800, 4 runs; E10
+Scales: ``small`` (quadratic and Neural T = 3,000 with 4 runs; Shuttle T = 800, 4 runs; App. F.2
 T = 2,000, 4 runs; moderation T = 20,000, 4 runs; the paper-horizon check T = 10^5 with 2
 runs; M in {2, 8, 32}; 5, 4 and 3 update, reference and perturbation laws; pools of 200, 1,000
 and 5,000; C in {300, 1,000, 10,000}; about 60 programs): 1,562 s (26 min; 1,913 s of CPU) on
 the 2-core development machine, shared with other jobs for most of the run. EpiNet is the
 dearest agent (its epistemic network runs on each of 16 index draws per row: about ten times
 Ensemble++'s cost per round, 7 against 0.5 ms per run on the quadratic preset), so it sets the
-Fig. 1 and Shuttle sizes and is left out of the T = 10^5 check. E10 (139 s alone) plays one
+Fig. 1 and Shuttle sizes and is left out of the T = 10^5 check. App. F.2 (139 s alone) plays one
 run per block (``lmc_block_runs``; see :class:`Config`). ``paper`` (T = 10^5 on the synthetic
-tasks, 10^4 on Shuttle and E10, 10 runs, M up to 64; for a GPU); ``tiny`` is for the tests.
+tasks, 10^4 on Shuttle and App. F.2, 10 runs, M up to 64; for a GPU); ``tiny`` is for the tests.
 Run it from the repository root::
 
-    python benchmarks/reproduce/ensemble_pp_neural.py                  # --scale small
-    python benchmarks/reproduce/ensemble_pp_neural.py --scale paper    # GPU
+    python -m benchmarks.ensemble_pp_neural                  # --scale small
+    python -m benchmarks.ensemble_pp_neural --scale paper    # GPU
 
 It writes ``ensemble_pp_neural.png`` and ``ensemble_pp_neural.md`` into ``--out`` (default
 ``results/reproduce/ensemble_pp_neural/``).
@@ -64,23 +65,17 @@ import dataclasses
 import functools
 import itertools
 import math
-import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
-_HERE = Path(__file__).resolve().parent
-if str(_HERE) not in sys.path:
-    sys.path.insert(0, str(_HERE))
+import jax
+import jax.numpy as jnp
+import numpy as np
 
-import _common as C  # noqa: E402  (puts the repository root on sys.path)
-import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
-import numpy as np  # noqa: E402
-
-import jaxbandits as jb  # noqa: E402
-from jaxbandits.results import Result  # noqa: E402
+import jaxbandits as jb
+from benchmarks import framework as C
+from jaxbandits import Result
 
 NAME = "ensemble_pp_neural"
 TITLE = ("Neural Ensemble++: regret vs parameters, nonlinear tasks, decision-set size, buffer, "
@@ -93,10 +88,10 @@ AGENTS = {"ES++": "neural-ensemble-pp", "Ensemble+": "ensemble-plus", "EpiNet": 
 HEADS = {"ES++": "ensemble++", "Ensemble+": "ensemble+", "EpiNet": "epinet", "Greedy": "none"}
 RANDOM = "random"
 LMC = "LMC-TS"
-#: the paper's parameter counts at d = 100, D = 64, C = 1, M = 8 (seed-001 check 9).
+#: the paper's parameter counts at d = 100, D = 64, C = 1, M = 8 (Li et al. 2024, Fig. 1).
 PAPER_COUNTS = {"ES++": 11_713, "EpiNet": 17_931, "Ensemble+": 22_288}
-PAPER_HORIZON = 100_000  # the horizon of the paper's synthetic-task figures (A10)
-AUTHORS_HORIZON = 20_000  # section 7: the authors' code, quadratic preset, T <= 20,000
+PAPER_HORIZON = 100_000  # the horizon of the paper's synthetic-task figures (App. F.2)
+AUTHORS_HORIZON = 20_000  # the authors' code, quadratic preset, T <= 20,000
 #: the discrete and continuous index laws (Fig. 14's groups).
 DISCRETE = ("coordinate", "cube", "sparse", "one_hot")
 CONTINUOUS = ("sphere", "gaussian")
@@ -106,7 +101,7 @@ ABLATIONS = (("update", "update_index", "discrete update sets are better"),
              ("perturbation", "perturbation", "the perturbation law makes no difference"))
 SLIGHT = 0.10  # "only slightly" (Fig. 11) and "no difference" (Fig. 14(c)): within 10%
 FLAT = 0.25    # "largely unaffected" (Fig. 4): within 25%
-GROWTH = 1.5   # E10: LMC-TS's late rounds cost at least 1.5 x its early ones ...
+GROWTH = 1.5   # App. F.2: LMC-TS's late rounds cost at least 1.5 x its early ones ...
 STEADY = 1.3   # ... and Ensemble++'s at most 1.3 x
 
 
@@ -132,9 +127,9 @@ class Config:
       buffer_task, buffers: Fig. 11's task and capacities C (the agent's default 10,000 is the
         shared default point).
       updates, references, perturbations: Fig. 14's laws (each first one is the default).
-      lmc_horizon, lmc_runs, vector_env, time_chunk: E10's T, runs, ``vector-quadratic``
-        overrides and the rounds per timed chunk; lmc_agents: E10's agents; lmc_block_runs:
-        E10's runs per block (1 on a multi-core CPU: with blocks of several runs on several CPU
+      lmc_horizon, lmc_runs, vector_env, time_chunk: App. F.2's T, runs, ``vector-quadratic``
+        overrides and the rounds per timed chunk; lmc_agents: App. F.2's agents; lmc_block_runs:
+        App. F.2's runs per block (1 on a multi-core CPU: with blocks of several runs on several CPU
         devices, LMC-TS's nested loops made the process' memory grow with every round -- 18 GB
         at T = 2,000 -- while one run per block stays near 0.5 GB; None: the shared rule).
       mod_horizon, mod_runs, mod_rows, mod_length: the moderation task's T, runs, stand-in
@@ -146,7 +141,7 @@ class Config:
         tests' tiny networks and buffers), as ``((field, value), ...)``.
       blocks: blocks each point's runs are split into (2: one per core of the 2-core machine;
         1 on a GPU); results depend on it, not on the device count.
-      chunk_size, num_records: runner options (see :func:`_common.run_options`).
+      chunk_size, num_records: runner options (see :func:`benchmarks.framework.run_options`).
     """
 
     horizon: int
@@ -337,20 +332,20 @@ def make_agent(label: str, task: Task, config: Config, env=None):
 
 
 class Runner:
-    """Runs (and caches) agents on the tasks with common random numbers.
+    """Runs agents on the tasks through the reproductions' cached runner
+    (:class:`benchmarks.framework.Runner`: common random numbers, each point run once).
 
     :meth:`results` runs one agent on one task at the values of one field (an agent field, or
     an environment field as ``"env.<name>"``), the others fixed: one ``jb.sweep`` over the
-    values not cached yet. A point is cached by its task, agent and the fields that differ from
-    the task's base agent and environment, so a point asked for by two panels runs once.
+    values not run yet, so a point asked for by two panels runs once.
     """
 
     def __init__(self, config: Config, key: jax.Array, progress: bool | None = False,
-                 log: Callable[[str], None] | None = None):
+                 log: Callable[[str], None] | None = None, cache=None):
         self.config, self.key, self.progress = config, key, progress
         self.tasks = make_tasks(config)
         self.log = log or (lambda message: None)
-        self.cache: dict[tuple, Result] = {}
+        self.runs = C.Runner(key, cache=cache, progress=progress)
         self._envs: dict[str, Any] = {}
         self._agents: dict[tuple[str, str], Any] = {}
 
@@ -379,16 +374,6 @@ class Runner:
             block_runs = self.config.lmc_block_runs
         return {**options, "block_runs": block_runs}
 
-    def _key(self, task: str, label: str, fields: Mapping[str, Any]) -> tuple:
-        env, agent = self.env(task), self.agent(task, label)
-        differ = []
-        for name, value in fields.items():
-            base = (getattr(env, name[4:]) if name.startswith("env.")
-                    else getattr(agent, name, None))
-            if not (type(base) is type(value) and base == value):
-                differ.append((name, value))
-        return (task, label, tuple(sorted(differ, key=lambda item: item[0])))
-
     def _apply(self, task: str, label: str, fields: Mapping[str, Any]):
         env_fields = {n[4:]: v for n, v in fields.items() if n.startswith("env.")}
         agent_fields = {n: v for n, v in fields.items() if not n.startswith("env.")}
@@ -401,30 +386,20 @@ class Runner:
                 ) -> list[Result]:
         """``label`` on ``task`` at each of ``values`` of ``field`` (None: the base agent),
         with ``fixed`` fields set; one Result per value, in order."""
-        fixed = dict(fixed or {})
-        points = [{**fixed, **({field: v} if field is not None else {})} for v in values]
-        keys = [self._key(task, label, p) for p in points]
-        missing = list(dict.fromkeys(k for k in keys if k not in self.cache))
-        if missing:
-            t = self.tasks[task]
-            env, agent = self._apply(task, label, fixed)
-            todo = [values[keys.index(k)] for k in missing]
-            start = time.perf_counter()
-            if field is None:
-                results = [jb.simulate(env, agent, self.key, t.horizon, t.num_runs, name=label,
-                                       **self.options(task))]
-            else:
-                swept = jb.sweep(env, agent, self.key, {field: list(todo)}, t.horizon,
-                                 t.num_runs, **self.options(task))
-                results = list(swept.values())
-            for k, value, result in zip(missing, todo, results, strict=True):
-                result.name = label if field is None else f"{label} {field}={value}"
-                self.cache[k] = result
-            what = label if field is None else f"{label}, {field} in {list(todo)}"
-            compiled = sum(r.compile_time for r in results)
-            self.log(f"{task} (T = {t.horizon}, {t.num_runs} runs): {what}: compile "
-                     f"{compiled:.1f} s, total {time.perf_counter() - start:.1f} s")
-        return [self.cache[k] for k in keys]
+        t = self.tasks[task]
+        env, agent = self._apply(task, label, dict(fixed or {}))
+        start = time.perf_counter()
+        if field is None:
+            results = [self.runs.simulate(env, agent, t.horizon, t.num_runs, name=label,
+                                          **self.options(task))]
+        else:
+            results = self.runs.sweep(env, agent, field, list(values), t.horizon, t.num_runs,
+                                      name=label, **self.options(task))
+        compiled = sum(r.compile_time for r in results)
+        what = label if field is None else f"{label}, {field} in {list(values)}"
+        self.log(f"{task} (T = {t.horizon}, {t.num_runs} runs): {what}: compile "
+                 f"{compiled:.1f} s, total {time.perf_counter() - start:.1f} s")
+        return results
 
     def one(self, task: str, label: str, **fields: Any) -> Result:
         """``label`` on ``task`` with ``fields`` set (one point)."""
@@ -439,8 +414,18 @@ def late_start(horizon: int) -> int:
 @functools.cache
 def _timed_programs():
     """The runner's own round functions, jitted for one unbatched run (module-level, so that a
-    second call, e.g. from the notebook, reuses the compiled programs)."""
-    from jaxbandits.simulate import chunk_run, init_run
+    second call, e.g. from the notebook, reuses the compiled programs).
+
+    The public one-run API ``jb.runner.init`` / ``jb.runner.play_chunk`` (the runner package)
+    where the library has it; LEAD: until that branch (wip-runner) is merged this is the one
+    call site in benchmarks/ of the runner's internals (``init_run`` / ``chunk_run``, the same
+    arguments): delete the fallback then.
+    """
+    runner = getattr(jb, "runner", None)
+    if runner is not None and hasattr(runner, "play_chunk"):
+        init_run, chunk_run = runner.init, runner.play_chunk
+    else:
+        from jaxbandits.simulate import chunk_run, init_run
 
     return (jax.jit(init_run, static_argnames="num_slots"),
             jax.jit(chunk_run, static_argnames="length", donate_argnums=2))
@@ -550,7 +535,7 @@ def run_ablations(runner: Runner) -> dict[str, dict[str, Result]]:
 
 
 def run_lmc(runner: Runner) -> tuple[dict[str, Result], dict[str, dict[str, np.ndarray]]]:
-    """E10: ``({label: Result}, {label: round_costs})`` for ES++ and LMC-TS on
+    """App. F.2 (LMC-TS): ``({label: Result}, {label: round_costs})`` for ES++ and LMC-TS on
     ``vector-quadratic`` (and random's regret)."""
     results = {label: runner.one("vector", label) for label in runner.config.lmc_agents}
     task = runner.tasks["vector"]
@@ -682,7 +667,8 @@ def group_verdict(finals: Mapping[str, np.ndarray], good: Sequence[str],
 
 
 def param_count(label: str, dim: int, config: Config, outputs: int, size: int) -> int:
-    """The paper's parameter count of ``label``'s network (seed-001 A8)."""
+    """The paper's parameter count of ``label``'s network (Li et al. 2024, Fig. 1; our count of
+    their networks)."""
     return jb.nets.paper_param_count(HEADS[label], dim, config.hidden, outputs, size)
 
 
@@ -843,14 +829,15 @@ def window_ms(costs: Mapping[str, np.ndarray], lo: float, hi: float) -> float:
 
 
 def cost_windows(horizon: int) -> tuple[tuple[float, float], tuple[float, float]]:
-    """E10's early and late windows: rounds ``(T/4, T/2]`` and ``(3T/4, T]``."""
+    """The early and late windows of App. F.2's cost comparison: rounds ``(T/4, T/2]`` and
+    ``(3T/4, T]``."""
     return (horizon / 4, horizon / 2), (3 * horizon / 4, horizon)
 
 
 def lmc_table(runner: Runner, lmc, costs) -> C.Table:
     task = runner.tasks["vector"]
     early, late = cost_windows(task.horizon)
-    table = C.Table(f"E10: Ensemble++ against LMC-TS on vector-quadratic (T = {task.horizon})",
+    table = C.Table(f"App. F.2: Ensemble++ against LMC-TS on vector-quadratic (T = {task.horizon})",
                     ["agent", "R_T", f"ms/round, rounds {early[0]:.0f}-{early[1]:.0f}",
                      f"ms/round, rounds {late[0]:.0f}-{late[1]:.0f}", "late / early"],
                     note=(f"Regret: mean ± 95% CI over {task.num_runs} runs. Cost: one run played "
@@ -960,7 +947,7 @@ def small_ordering_claims(runner: Runner, comparison) -> list[Claim]:
         mean, half = C.paired_gap(es, C.final_regret(by_label[other]))
         verdicts.append(True if mean >= 0 else (False if mean + half < 0 else None))
         parts.append(f"R(ES++) - R({other}) = {mean:+.1f} ± {half:.1f}")
-    return [(f"Small scale matches the authors' code (section 7): on the quadratic preset at "
+    return [(f"Small scale matches the authors' code: on the quadratic preset at "
              f"T = {t.horizon:,} Ensemble++ is not below Greedy or Ensemble+",
              combine(verdicts), "; ".join(parts))]
 
@@ -968,7 +955,7 @@ def small_ordering_claims(runner: Runner, comparison) -> list[Claim]:
 def paper_ordering_claims(runner: Runner, long, comparison=None) -> list[Claim]:
     """The paper's ordering on the quadratic at T = 10^5: from the paper-horizon check, or from
     Fig. 3 when that runs at the paper's horizon (``--scale paper``); "not run" otherwise."""
-    claim = ("Paper's ordering (Fig. 3, check 10): on the quadratic at T = 10^5 Ensemble++ has "
+    claim = ("Paper's ordering (Fig. 3): on the quadratic at T = 10^5 Ensemble++ has "
              "the lowest regret")
     quadratic = runner.tasks["quadratic"]
     if long is None and comparison and "quadratic" in comparison \
@@ -1016,7 +1003,7 @@ def greedy_claims(runner: Runner, comparison) -> list[Claim]:
                      f"{better or 'none'}")
     if not verdicts:
         return []
-    return [(f"Greedy is the worst or near-worst on the synthetic tasks (check 10; at "
+    return [(f"Greedy is the worst or near-worst on the synthetic tasks (Fig. 3; at "
              f"T = {runner.config.horizon:,})", combine(verdicts), "; ".join(parts))]
 
 
@@ -1126,7 +1113,7 @@ def lmc_claims(runner: Runner, lmc, costs) -> list[Claim]:
     if "ES++" not in lmc or LMC not in lmc:
         return []
     es, mc = C.final_regret(lmc["ES++"]), C.final_regret(lmc[LMC])
-    claims = [(f"E10: Ensemble++ has lower regret than LMC-TS on vector-quadratic "
+    claims = [(f"App. F.2: Ensemble++ has lower regret than LMC-TS on vector-quadratic "
                f"(T = {task.horizon:,})", lower_verdict(es, mc),
                f"paired R(ES++) - R(LMC-TS) = {gap_text(es - mc)}; ES++ {C.fmt_ci(es)}, "
                f"LMC-TS {C.fmt_ci(mc)}")]
@@ -1138,7 +1125,7 @@ def lmc_claims(runner: Runner, lmc, costs) -> list[Claim]:
         verdict = None
     else:
         verdict = ratios[LMC] >= GROWTH and ratios["ES++"] <= STEADY
-    claims.append((f"E10 / check 9: LMC-TS's per-round cost grows with t while Ensemble++'s is "
+    claims.append((f"App. F.2: LMC-TS's per-round cost grows with t while Ensemble++'s is "
                    f"flat (late / early >= {GROWTH:g} for LMC-TS, <= {STEADY:g} for ES++)",
                    verdict,
                    f"measured ms per round, rounds {late[0]:.0f}-{late[1]:.0f} over "
@@ -1181,14 +1168,15 @@ def moderation_claims(runner: Runner, moderation, note: str | None) -> list[Clai
         rates = always_rates(runner)
         best = min(rate for _, rate in rates.values()) * task.horizon
         es = C.final_regret(moderation["ES++"])
-        claims.append(("Moderation (issue 13's acceptance): Ensemble++ beats always-block and "
+        claims.append(("Moderation (App. G.5): Ensemble++ beats always-block and "
                        "always-publish (lower regret)", C.verdict_at_most(es, best),
                        f"ES++ R_T {C.fmt_ci(es)}; the better constant policy {best:.1f}"))
     return claims
 
 
 def check_claims(runner: Runner, panels: Panels) -> list[Claim]:
-    """Every claim checked (seed-001 check 10 and section 7), ``(claim, verdict, evidence)``."""
+    """Every claim checked (Li et al. 2024, Sec. 5.2, App. F.2, G.5; and the authors' code),
+    ``(claim, verdict, evidence)``."""
     return (count_claims()
             + beats_random_claims(runner, panels.comparison)
             + small_ordering_claims(runner, panels.comparison)
@@ -1281,7 +1269,7 @@ def draw_costs(ax, costs) -> None:
     ax.set_yscale("log")
     ax.set_xlabel("round t")
     ax.set_ylabel("wall time per round (ms, one run)")
-    ax.set_title("E10: per-round cost against t")
+    ax.set_title("App. F.2: LMC-TS and Ensemble++, per-round cost against t")
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=7)
 
@@ -1334,7 +1322,7 @@ def draw(runner: Runner, panels: Panels):
                    title=f"Fig. 11: buffer ({task.title.split(' (')[0]})")
     for (name, field, _), a in zip(ABLATIONS, [next(ax), next(ax), next(ax)], strict=True):
         draw_bars(a, panels.ablations[name], f"Fig. 14: {field}")
-    jb.plot_regret(panels.lmc, ax=next(ax), title="E10: vector-quadratic")
+    jb.plot_regret(panels.lmc, ax=next(ax), title="App. F.2: vector-quadratic")
     draw_costs(next(ax), panels.costs)
     a, b = next(ax), next(ax)
     if panels.moderation:
@@ -1353,7 +1341,7 @@ def draw(runner: Runner, panels: Panels):
 def main(argv: Sequence[str] | None = None) -> C.Report:
     """Runs the reproduction at ``--scale`` and writes the PNG and the markdown report."""
     args = C.parse_args(NAME, __doc__.splitlines()[0], argv)
-    config = SCALES[args.scale]
+    config = C.configure(SCALES, args)
     out = C.output_dir(NAME, args.out)
     start = C.timer()
     print(f"{TITLE}\nscale {args.scale}: {config}", flush=True)
@@ -1362,18 +1350,19 @@ def main(argv: Sequence[str] | None = None) -> C.Report:
         print(f"  [{C.timer() - start:4.0f} s] {message}", flush=True)
 
     runner = Runner(config, jax.random.key(args.seed),
-                    progress=False if args.no_progress else None, log=log)
+                    progress=False if args.no_progress else None, log=log, cache=args.cache)
     panels = run(runner)
     figure = C.save_figure(draw(runner, panels), out / f"{NAME}.png")
     claims = check_claims(runner, panels)
     seconds = C.timer() - start
     long = (f"the paper-horizon check: T = {config.long_horizon:,}, {config.long_runs} runs"
             if config.long_horizon else "no paper-horizon check at this scale")
-    intro = (f"Scale `{args.scale}`, seed {args.seed}. Seed-001 E4-E10 with section 7's "
-             f"findings. Quadratic (`quadratic-pool`, the authors' instance and subset sequence) "
+    intro = (f"Scale `{args.scale}`, seed {args.seed}. Li et al. 2024, Sec. 5.2, App. F.2 and G.5, "
+             f"with the authors' code's findings. Quadratic (`quadratic-pool`, the authors' "
+             f"instance and subset sequence) "
              f"and Neural (`random-mlp-bernoulli`, the authors' pool, tau = 0.1) tasks: "
              f"T = {config.horizon:,}, {config.num_runs} runs; Shuttle (`shuttle-epp`): "
-             f"T = {config.shuttle_horizon:,}, {config.shuttle_runs} runs; E10 "
+             f"T = {config.shuttle_horizon:,}, {config.shuttle_runs} runs; App. F.2 "
              f"(`vector-quadratic`): T = {config.lmc_horizon:,}, {config.lmc_runs} runs; "
              f"moderation (`text-moderation`, generated stand-in corpus): "
              f"T = {config.mod_horizon:,}, {config.mod_runs} runs; {long}. The authors' presets "

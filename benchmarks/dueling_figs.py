@@ -1,8 +1,8 @@
 """Neural variance-aware dueling bandits (Oh, Park & Paik, AISTATS 2026): Fig. 2, Figs. E.1 and
 E.5-E.8, Tables E.2-E.3, the Statlog variance study and App. E.3's compute comparison.
 
-Reproduces seed-004's experiments (spec section 3.3, acceptance checks 10-12 and the findings of
-section 7) at reduced sizes. Every agent of a task sees the same instances, contexts and
+Reproduces the experiments of Oh et al. 2026 (Sec. 6, App. E; and what reimplementing its
+Listings 2-4 showed) at reduced sizes. Every agent of a task sees the same instances, contexts and
 comparison noise: one key for every run, so run r of every agent is the same instance (common
 random numbers), and gaps are paired run by run.
 
@@ -32,15 +32,15 @@ random numbers), and gaps are paired run by run.
   library's NDB (APOHF's) uses a diagonal design and costs about as much as NVLDB; the paper's 28x
   comes from a full p x p design (``ndb_full_horizon``, at ``paper`` scale only: on the 2-core
   CPU NDB-UCB with ``design="full"`` took 171.5 s for 2 runs of 100 rounds, NVLDB-UCB-ASYM 1.4 s).
-* **The best-distinct-pair floor** (:class:`DistinctPairFloor`): with ``forbid_self_duel=True``
+* **The best-distinct-pair floor** (``jb.envs.DuelingPairFloorEnv``): with ``forbid_self_duel=True``
   (the default) no agent can go below ``(u_(1) - u_(2)) / 2`` a round; a run with the same key
   gives that floor run by run, beside Fig. 2 and Tables E.2 / E.3 (on square it is about 1.7 per
   round, above the paper's Table E.2 values: the paper's agents self-duel).
 
 Agents: the NVLDB / NLDB networks in the paper's appendix configuration
 (``jb.agents.dueling_preset("appendix")``: width 32, Adam lr 1e-2, 20 warm-started steps a round,
-lambda = 1, a = 1; eps = 0.1 and ``forbid_self_duel=True``, the library's defaults, seed-004 A10
-and section 7), which is also Fig. 2's (Fig. E.1(a-c) is the same experiment); the tables at
+lambda = 1, a = 1; eps = 0.1 (Eq. 5 gives none, our choice) and ``forbid_self_duel=True``, the
+library's defaults), which is also Fig. 2's (Fig. E.1(a-c) is the same experiment); the tables at
 ``paper`` scale use the main configuration's lr 1e-3 with the stated widths. The baselines run in
 the library's defaults: uclaml/VACDB's constants for the linear ones, APOHF's NDB (a diagonal
 design, width 32 as the NVLDB networks). Every neural agent keeps ``buffer_size`` pairs, the
@@ -54,7 +54,7 @@ Statlog; Table E.2 read from the Fig. 2 square runs (width 32, T = 2,000); 834 s
 jobs shared its cores), ``paper`` (20 runs, T = 2,000 and 10,000, the paper's widths and all
 agents; for a GPU), ``tiny`` for the tests. Run it from the repository root::
 
-    python benchmarks/reproduce/dueling_figs.py                 # --scale small
+    python -m benchmarks.dueling_figs                 # --scale small
 
 It writes ``dueling_figs.png`` and ``dueling_figs.md`` into ``--out`` (default
 ``results/reproduce/dueling_figs/``).
@@ -64,23 +64,16 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import sys
 from collections.abc import Sequence
-from pathlib import Path
 
-_HERE = Path(__file__).resolve().parent
-if str(_HERE) not in sys.path:
-    sys.path.insert(0, str(_HERE))
+import jax
+import numpy as np
 
-import _common as C  # noqa: E402  (puts the repository root on sys.path)
-import anytime_fig1 as A  # noqa: E402
-import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
-import numpy as np  # noqa: E402
-
-import jaxbandits as jb  # noqa: E402
-from jaxbandits.envs import DataNotFoundError, DuelingSyntheticEnv  # noqa: E402
-from jaxbandits.results import Result  # noqa: E402
+import jaxbandits as jb
+from benchmarks import anytime_fig1 as A
+from benchmarks import framework as C
+from jaxbandits import Result
+from jaxbandits.envs import DataNotFoundError
 
 NAME = "dueling_figs"
 TITLE = ("Neural variance-aware dueling bandits (NVLDB): Fig. 2, Figs. E.1 and E.5-E.8, "
@@ -113,9 +106,9 @@ PAPER_STATLOG = {"nvldb-ucb-osym": 0.017, "nldb-ucb-osym": 0.199}
 PAPER_MINUTES = {"nvldb-ucb-asym": "1.71 ± 0.78", "ndb-ucb": "48.8 ± 15.5"}
 #: the table checkpoints, as fractions of the table's horizon (the paper's 2k / 6k / 10k)
 TABLE_FRACTIONS = (0.2, 0.6, 1.0)
-#: acceptance check 12: NDB at least this many times slower per round than NVLDB
+#: App. E.3: NDB at least this many times slower per round than NVLDB
 SPEEDUP = 10.0
-#: acceptance check 11: R(T)/T within this factor of the paper's
+#: Tables E.2-E.3: R(T)/T within this factor of the paper's
 FACTOR = 2.0
 
 
@@ -145,7 +138,7 @@ class Config:
       width, learning_rate: the NVLDB / NLDB networks (and NDB's width).
       dim, num_arms: d and K of the synthetic tasks.
       ndb_full_horizon: T of an extra timing of NDB-UCB with the full p x p design (0: none).
-      floor_runs: runs of the best-distinct-pair floor (:class:`DistinctPairFloor`; its first
+      floor_runs: runs of the best-distinct-pair floor (``jb.envs.DuelingPairFloorEnv``; its first
         ``num_runs`` are the real runs' instances, all of them estimate its expectation).
       demo_agents, demo_horizon: what ``notebooks/dueling.ipynb`` runs on square (not the
         script; at ``tiny`` the Fig. 2 programs, so the test's notebook run compiles nothing).
@@ -246,25 +239,6 @@ def self_duel_label(name: str) -> str:
 
 
 FLOOR = "floor: best distinct pair"
-
-
-class DistinctPairFloor(DuelingSyntheticEnv):
-    """A synthetic task whose regret is that of the best pair of two distinct arms,
-    ``(u_(1) - u_(2)) / 2`` per round, whatever is played (weak regret 0, strong ``u_(1) -
-    u_(2)``).
-
-    The runner draws run r's instance and contexts from the key and r alone, so a run of this
-    environment with the real runs' key sums, run by run, the per-round floors of exactly the
-    instances and contexts those runs saw: the lowest R(t) an agent that never self-duels
-    (``forbid_self_duel=True``, uniform pairs) can reach there.
-    """
-
-    def feedback(self, key, env_state, context, action) -> jb.Feedback:
-        top = jax.lax.top_k(self.utilities(env_state, context.arms), 2)[0]
-        gap = top[0] - top[1]
-        zero = jnp.zeros_like(gap)
-        return jb.Feedback(reward=zero, regret=0.5 * gap,
-                           metrics={"weak_regret": zero, "strong_regret": gap})
 
 
 def make_agent(name: str, env, config: Config, horizon: int, **fields):
@@ -460,7 +434,7 @@ def floor_settings(config: Config) -> list[tuple[str, int, int]]:
 
 def run_floors(config: Config, key: jax.Array,
                progress: bool | None = False) -> dict[tuple[str, int, int], Result]:
-    """``{(utility, d, T): Result}`` of :class:`DistinctPairFloor` with the real runs' key and
+    """``{(utility, d, T): Result}`` of ``jb.envs.DuelingPairFloorEnv`` with the real runs' key and
     recorded steps and ``floor_runs`` runs: the best-distinct-pair floor of each real run (the
     first ``num_runs``) and of more instances of the task."""
     extra = (config.ablation_horizon, config.sweep_horizon)
@@ -473,9 +447,9 @@ def run_floors(config: Config, key: jax.Array,
 def run_floor(config: Config, key: jax.Array, utility: str, dim: int, horizon: int,
               num_runs: int, include: Sequence[int] = (), progress: bool | None = False
               ) -> Result:
-    """:class:`DistinctPairFloor` of one synthetic setting over ``num_runs`` runs with the real
+    """``jb.envs.DuelingPairFloorEnv`` of one synthetic setting over ``num_runs`` runs with the real
     runs' key: the best-distinct-pair floor of each of those runs."""
-    env = DistinctPairFloor(utility=utility, dim=dim, num_arms=config.num_arms)
+    env = jb.envs.DuelingPairFloorEnv(utility=utility, dim=dim, num_arms=config.num_arms)
     return run_agents(env, {FLOOR: ("random", {})}, config, key, horizon, num_runs,
                       include=include, progress=progress)[FLOOR]
 
@@ -705,9 +679,9 @@ def paper_table(table: str, runs: Runs, config: Config) -> C.Table:
     out = C.Table(title, ["algorithm", *(f"t = {s}" for s in steps), "paper t = 2k / 6k / 10k"],
                   note=(f"{config.num_runs} runs, lr {lr:g}, mean ± 95% CI (the paper's ± is "
                         "presumably a std over 20 seeds); the paper's columns are at its own "
-                        "width, beside the row with the same rule. Seed-004 section 7: the "
-                        "paper's absolute values are out of reach at width 32; the claim "
-                        "checked at a reduced scale is the decay of R(t)/t."))
+                        "width, beside the row with the same rule. Our reimplementation of "
+                        "Listings 2-4: the paper's absolute values are out of reach at width 32; "
+                        "the claim checked at a reduced scale is the decay of R(t)/t."))
     for (_, width, rule), result in runs.tables[table].items():
         paper = PAPER_E2.get((width, rule)) if table == "E.2" else PAPER_E3.get(rule)
         if table == "E.2" and paper is None:  # another width: the paper's m = 500 row
@@ -800,7 +774,7 @@ def figure2_claims(runs: Runs, config: Config) -> list[Claim]:
 
 
 def acceptance_claims(figure2: dict[str, dict[str, Result]], config: Config) -> list[Claim]:
-    """The issue's acceptance ordering (spec check 10) on square and cosine, from the Fig. 2
+    """The ordering of Fig. 2 on square and cosine, from the Fig. 2
     runs ``{task: {label: Result}}`` (also ``dueling_acceptance.py``'s)."""
     claims = []
     for task in ACCEPTANCE_TASKS:
@@ -811,7 +785,7 @@ def acceptance_claims(figure2: dict[str, dict[str, Result]], config: Config) -> 
         ok_order, order = nvldb_below(results, [label(n) for n in ACCEPTANCE])
         ok_decay, decay = all_decreasing(results)
         note = "" if t == 2000 else f" (here T = {t}, not 2,000)"
-        claims.append((f"[acceptance, check 10] on {task}, d = K = {config.dim}{note}: every "
+        claims.append((f"[Fig. 2 ordering] on {task}, d = K = {config.dim}{note}: every "
                        "NVLDB variant ends below CoLSTIM, MaxPairUCB and uniform pairs, and its "
                        "R(t)/t decreases over the second half", A.all_of([ok_order, ok_decay]),
                        f"{order}; {decay}; {config.num_runs} paired runs"))
@@ -933,20 +907,20 @@ def table_claims(runs: Runs, config: Config) -> list[Claim]:
               False if max(paper) > f_mean + f_half else None)
         claims.append((f"[diagnostic, Table {table}] the paper's R(10,000)/10,000 "
                        f"({min(paper):g}-{max(paper):g}) lies below the best-distinct-pair floor "
-                       "of the task: on this task (seed-004 section 3.1) the paper's agents "
+                       "of the task: on this task (App. E.1.1) the paper's agents "
                        "must self-duel", ok, f"expected floor R(T)/T {f_mean:.3f} ± {f_half:.3f} "
                        f"over {floor.num_runs} instances, d = {dim} (per-round floors are i.i.d. "
                        "over rounds, so its mean does not depend on T)"))
         if (dim, widths, horizon) != PAPER_SIZES[table]:
-            claims.append((f"[Table {table}, check 11] R(T)/T within a factor {FACTOR:g} of the "
+            claims.append((f"[Table {table}, level] R(T)/T within a factor {FACTOR:g} of the "
                            "paper's", None, "other d / width / T than the paper's; the table "
-                           "shows the gap (seed-004 section 7: out of reach at width 32)"))
+                           "shows the gap (our reimplementation: out of reach at width 32)"))
             continue
         ratios = []
         for (_, width, rule), result in rows.items():
             ref = PAPER_E2[width, rule] if table == "E.2" else PAPER_E3[rule]
             ratios.append(average(result).mean() / float(ref[2].split(" ")[0]))
-        claims.append((f"[Table {table}, check 11] R(T)/T within a factor {FACTOR:g} of the "
+        claims.append((f"[Table {table}, level] R(T)/T within a factor {FACTOR:g} of the "
                        "paper's", all(1 / FACTOR <= r <= FACTOR for r in ratios),
                        "ratios to the paper " + ", ".join(f"{r:.2f}" for r in ratios)))
     return claims
@@ -961,7 +935,7 @@ def compute_claims(runs: Runs) -> list[Claim]:
                 continue
             ratio = results[lbl].wall_time / max(nvldb.wall_time, 1e-12)
             design = "full p x p" if "full" in lbl else "diagonal (APOHF)"
-            claims.append((f"[App. E.3, check 12] NDB-UCB ({design} design) at least "
+            claims.append((f"[App. E.3] NDB-UCB ({design} design) at least "
                            f"{SPEEDUP:g}x slower than NVLDB-UCB-ASYM ({setting}; paper about "
                            "28x)", bool(ratio >= SPEEDUP),
                            f"run time ratio {ratio:.1f}x ({results[lbl].wall_time:.1f} s vs "
@@ -1116,8 +1090,8 @@ def intro(args, config: Config) -> str:
             f"(width {config.width}, Adam lr {config.learning_rate:g}, 20 steps a round, "
             "lambda = 1, a = 1, eps = 0.1, V rebuilt every round, self-duels forbidden, "
             f"{config.buffer_size} pairs kept); NDB: APOHF's version (diagonal design, width "
-            f"{config.width}, 20 steps); linear baselines: uclaml/VACDB's constants. Seed-004 "
-            "section 3.3, checks 10-12, section 7. The paper uses 20 seeds and T = 2,000 "
+            f"{config.width}, 20 steps); linear baselines: uclaml/VACDB's constants. "
+            "Oh et al. 2026, Sec. 6 and App. E. The paper uses 20 seeds and T = 2,000 "
             "(10,000 for the tables). The best-distinct-pair floor is the lowest R(t) of an "
             "agent that never self-duels on the same runs. An ordering is decided when the means "
             "differ by "
@@ -1129,7 +1103,7 @@ def intro(args, config: Config) -> str:
 def main(argv: Sequence[str] | None = None) -> C.Report:
     """Runs the reproduction at ``--scale`` and writes the PNG and the markdown report."""
     args = C.parse_args(NAME, __doc__.splitlines()[0], argv)
-    config = SCALES[args.scale]
+    config = C.configure(SCALES, args)
     out = C.output_dir(NAME, args.out)
     start = C.timer()
     print(f"{TITLE}\nscale {args.scale}: {config}", flush=True)
