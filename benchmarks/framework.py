@@ -52,7 +52,7 @@ import jax
 import numpy as np
 
 import jaxbandits as jb
-from benchmarks.tables import print_table, render_table
+from jaxbandits.tables import print_table, render_table
 from jaxbandits import Result
 from jaxbandits.results import t_quantile
 
@@ -179,7 +179,7 @@ def command_line(name: str, argv: Sequence[str]) -> str:
 class Table:
     """A titled table of strings; the first column labels the rows.
 
-    Rendered by the one table renderer (:mod:`benchmarks.tables`, the library's
+    Rendered by the one table renderer (:mod:`jaxbandits.tables`, the library's
     ``jaxbandits.tables``).
 
     Attributes:

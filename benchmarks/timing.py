@@ -9,7 +9,7 @@ import argparse
 import math
 from typing import Any
 
-from benchmarks.tables import render_table
+from jaxbandits.tables import render_table
 
 CPU_DEVICES_HELP = ("split the CPU into this many XLA devices, the runs sharded over them "
                     "(jb.use_cpu_cores; default: one per core, as `jaxbandits run` does; 1: "
