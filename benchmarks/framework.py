@@ -52,9 +52,9 @@ import jax
 import numpy as np
 
 import jaxbandits as jb
-from jaxbandits.tables import print_table, render_table
 from jaxbandits import Result
 from jaxbandits.results import t_quantile
+from jaxbandits.tables import print_table, render_table
 
 ROOT = Path(__file__).resolve().parents[1]
 
