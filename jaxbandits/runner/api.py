@@ -208,4 +208,5 @@ def _override(obj, overrides: dict[str, Any], what: str):
 
 def _run(configs: Configs, key, horizon, num_runs, **options: Any) -> list[Result]:
     """Checks the options once (one frozen :class:`RunOptions`) and plays ``configs``."""
-    return play(configs, run_options(configs, key, horizon, num_runs, **options))
+    options = run_options(configs, key, horizon, num_runs, **options)
+    return play(configs.with_presets(), options)

@@ -93,7 +93,7 @@ def _play_groups(configs: Configs, options: RunOptions, paths) -> list[Result]:
 
 def _play_group(configs: Configs, options: RunOptions, paths) -> list[Result]:
     """Plays configurations of one static structure (one pair of compiled programs)."""
-    envs, agents, labels = configs
+    envs, agents, labels = configs.envs, configs.agents, configs.labels
     plan = Plan(len(envs), options.num_runs, options.block_runs, 1)
     plan = dataclasses.replace(plan, num_devices=min(len(options.devices), plan.num_blocks))
     options = options.replace(devices=options.devices[: plan.num_devices])
@@ -107,8 +107,8 @@ def _play_group(configs: Configs, options: RunOptions, paths) -> list[Result]:
         from jaxbandits.checkpoint import Checkpoint
 
         o = options
-        digest = fingerprint(envs, agents, o.key, o.horizon, o.num_runs, o.block_runs,
-                             o.steps, labels)
+        digest = fingerprint(envs, configs.given or agents, o.key, o.horizon, o.num_runs,
+                             o.block_runs, o.steps, labels)
         describe = {"agents": labels, "env": label_of(envs[0]), "horizon": o.horizon,
                     "num_runs": o.num_runs, "block_runs": o.block_runs}
         ckpt = Checkpoint(o.checkpoint_dir, digest, describe=describe, overwrite=o.overwrite)
@@ -123,7 +123,7 @@ def _play_group(configs: Configs, options: RunOptions, paths) -> list[Result]:
 
 
 def _play(configs: Configs, options: RunOptions, plan: Plan, files: _Files) -> list[Result]:
-    envs, agents, labels = configs
+    envs, agents, labels = configs.envs, configs.agents, configs.labels
     key, horizon, steps, devices = options.key, options.horizon, options.steps, options.devices
     chunk_size, dtype = options.chunk_size, float_dtype()
     ckpt, restored, paths = files.ckpt, files.restored, files.paths

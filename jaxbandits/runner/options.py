@@ -31,15 +31,34 @@ __all__ = ["Configs", "RunOptions", "run_options"]
 
 class Configs(NamedTuple):
     """The configurations one call plays (a sweep's grid points, or one): ``envs[g]`` and
-    ``agents[g]`` under the name ``labels[g]``."""
+    ``agents[g]`` under the name ``labels[g]``; ``given[g]`` is the agent as the caller gave it
+    (None: ``agents``), which the checkpoint's fingerprint reads."""
 
     envs: list[Env]
     agents: list[Agent]
     labels: list[str]
+    given: list[Agent] | None = None
 
     def pick(self, indices: Sequence[int]) -> Configs:
         """The configurations ``indices``, in that order."""
-        return Configs(*([items[i] for i in indices] for items in self))
+        return Configs(*(None if items is None else [items[i] for i in indices]
+                         for items in self))
+
+    def with_presets(self) -> Configs:
+        """Every agent with its preset merged into the fields it left at None, at its
+        environment's context dimension (:meth:`~jaxbandits.core.Agent.with_preset`, what
+        ``make_agent(..., env=env)`` does), validated if that changed it: so an agent
+        constructed directly plays, and its result's configuration records, the numbers of
+        its preset rather than ``None`` resolved while tracing. The fingerprint of a
+        checkpoint still reads the agents as given (``given``), so checkpoints written before
+        keep resuming."""
+        agents = []
+        for env, agent in zip(self.envs, self.agents, strict=True):
+            filled = agent.with_preset(env.spec().dim)
+            if filled is not agent:
+                filled.validate()
+            agents.append(filled)
+        return self._replace(agents=agents, given=self.given or self.agents)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -234,7 +234,7 @@ def rollout(round_fn: Callable[[PyTree, jax.Array], tuple[PyTree, PyTree]], carr
 
     def inner(carry, c):
         def one(carry, offset):
-            t = start + c * chunk + offset
+            t = c * chunk + offset if start == 0 else start + c * chunk + offset
             new, out = round_fn(carry, t)
             if whole:
                 return new, out
