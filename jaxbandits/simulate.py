@@ -12,9 +12,7 @@ from jaxbandits.runner.checks import as_key as _as_key
 from jaxbandits.runner.checks import check_pair as _check_pair
 from jaxbandits.runner.checks import log_spaced_steps
 from jaxbandits.runner.checks import record_steps as _record_steps
-from jaxbandits.runner.divergence import raise_if_bad as _raise_if_bad
 from jaxbandits.runner.divergence import state_leaf_paths as _state_leaf_paths
-from jaxbandits.runner.fingerprint import fingerprint as _fingerprint
 from jaxbandits.runner.plan import (
     ACCELERATOR_BLOCK_FACTOR,
     default_block_runs,
@@ -45,4 +43,4 @@ __all__ = [
 # Names of the former module that code outside the library may hold (not part of __all__).
 _FORMER = (ACCELERATOR_BLOCK_FACTOR, Carry, RunKeys, chunk_run, init_run, run_keys, step_run,
            _COMPILED, _TRACES, _Plan, _Progress, _as_arrays, _as_key, _check_pair,
-           _fingerprint, _progress_mode, _raise_if_bad, _record_steps, _state_leaf_paths)
+           _progress_mode, _record_steps, _state_leaf_paths)

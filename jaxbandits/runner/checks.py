@@ -223,6 +223,12 @@ def record_steps(record, horizon: int, num_records: int) -> np.ndarray:
 
 
 def as_key(key) -> jax.Array:
+    """``key`` as a single typed JAX key: an int seed becomes ``jax.random.key(seed)``, a raw
+    ``(2,)`` uint32 PRNGKey is wrapped, a typed key is kept.
+
+    Raises:
+      ValueError: anything else (a bool, a batch of keys, a seed outside int64).
+    """
     if isinstance(key, bool):
         raise ValueError(f"key must be a jax.random.key, a PRNGKey or an int seed, got {key!r}")
     if isinstance(key, (int, np.integer)):

@@ -4,20 +4,42 @@ The flags themselves are written in the carry by :func:`jaxbandits.runner.run.st
 
 from __future__ import annotations
 
+import dataclasses
+from typing import Any
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from jaxbandits.core import Agent
 
-__all__ = ["raise_if_bad", "state_leaf_paths"]
+__all__ = ["Divergence", "state_leaf_paths"]
 
 
-def raise_if_bad(bad: np.ndarray, bad_state: np.ndarray, wave, block_runs: int,
-                  labels: list[str], spec, leaf_paths: list[str]) -> None:
+@dataclasses.dataclass(frozen=True)
+class Divergence:
+    """The report of one group of configurations: their ``labels``, the environment's
+    ``spec``, the agent state's floating ``leaf_paths`` (:func:`state_leaf_paths`) and the
+    runs per block."""
+
+    labels: list[str]
+    spec: Any
+    leaf_paths: list[str]
+    block_runs: int
+
+    def raise_if_bad(self, bad: np.ndarray, bad_state: np.ndarray, wave) -> None:
+        """Raises for the earliest problem among the real runs of ``wave`` (``(grid point,
+        first run, real runs)`` per block), from the carries' ``bad_step`` and ``bad_state``
+        flags (:class:`~jaxbandits.runner.run.Carry`)."""
+        _raise_if_bad(bad, bad_state, wave, self)
+
+
+def _raise_if_bad(bad: np.ndarray, bad_state: np.ndarray, wave, report: Divergence) -> None:
     """Raises for the earliest problem among real runs: a non-finite reward (regret, extra
     metric, or an overflowed cumulative sum), a diverged agent state (a NaN or inf in a state
     leaf after an update) or an out-of-range action; at the same round in that order."""
+    block_runs, labels, spec = report.block_runs, report.labels, report.spec
+    leaf_paths = report.leaf_paths
     hits = []  # (step, kind, run, grid point, leaf)
     for i, (g, start, real) in enumerate(wave):
         rows = slice(i * block_runs, i * block_runs + real)

@@ -23,10 +23,9 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from jaxbandits.core import float_dtype
 from jaxbandits.results import Result, config_of, environment_info, lock_result
 from jaxbandits.runner.checks import label_of
-from jaxbandits.runner.divergence import raise_if_bad, state_leaf_paths
+from jaxbandits.runner.divergence import Divergence, state_leaf_paths
 from jaxbandits.runner.fingerprint import fingerprint
 from jaxbandits.runner.memory import check_memory
 from jaxbandits.runner.multihost import any_process, host, put, share_restored
@@ -97,8 +96,7 @@ def _play_group(configs: Configs, options: RunOptions, paths) -> list[Result]:
     plan = Plan(len(envs), options.num_runs, options.block_runs, 1)
     plan = dataclasses.replace(plan, num_devices=min(len(options.devices), plan.num_blocks))
     options = options.replace(devices=options.devices[: plan.num_devices])
-    check_memory(envs[0], agents[0], options.key, len(options.steps), plan, options.devices,
-                 options.max_memory,
+    check_memory(envs[0], agents[0], plan, options,
                  streamed=paths is not None or options.checkpoint_dir is not None)
 
     # Files are checked (writable, not another experiment's, not locked) before any compute.
@@ -107,8 +105,7 @@ def _play_group(configs: Configs, options: RunOptions, paths) -> list[Result]:
         from jaxbandits.checkpoint import Checkpoint
 
         o = options
-        digest = fingerprint(envs, configs.given or agents, o.key, o.horizon, o.num_runs,
-                             o.block_runs, o.steps, labels)
+        digest = fingerprint(envs, configs.given or agents, labels, o)
         describe = {"agents": labels, "env": label_of(envs[0]), "horizon": o.horizon,
                     "num_runs": o.num_runs, "block_runs": o.block_runs}
         ckpt = Checkpoint(o.checkpoint_dir, digest, describe=describe, overwrite=o.overwrite)
@@ -125,7 +122,7 @@ def _play_group(configs: Configs, options: RunOptions, paths) -> list[Result]:
 def _play(configs: Configs, options: RunOptions, plan: Plan, files: _Files) -> list[Result]:
     envs, agents, labels = configs.envs, configs.agents, configs.labels
     key, horizon, steps, devices = options.key, options.horizon, options.steps, options.devices
-    chunk_size, dtype = options.chunk_size, float_dtype()
+    chunk_size = options.chunk_size
     ckpt, restored, paths = files.ckpt, files.restored, files.paths
     mesh = Mesh(np.asarray(devices), ("runs",))
     blocks = NamedSharding(mesh, PartitionSpec("runs"))
@@ -173,7 +170,7 @@ def _play(configs: Configs, options: RunOptions, plan: Plan, files: _Files) -> l
         first_block, partial, done, wall, rest = 0, 0, 0, 0.0, {}
         if restored is not None:
             first_block, partial, done, wall, rest = restored
-        sink = Sink(plan, steps, dtype, paths, ckpt, any(e.spec().replay for e in envs),
+        sink = Sink(plan, steps, paths, ckpt, any(e.spec().replay for e in envs),
                     envs[0].spec().metrics)
         if ckpt is not None and ckpt.version == 1:  # rows without hashes: hashed from now on
             sink.rows.cover(0, plan.rows_before(first_block))
@@ -191,14 +188,13 @@ def _play(configs: Configs, options: RunOptions, plan: Plan, files: _Files) -> l
         t0, played = time.perf_counter(), bool(todo)
         checkpointed = any_process(ckpt is not None)
         spec = envs[0].spec()
-        leaf_paths = state_leaf_paths(agents[0], spec)
+        report = Divergence(labels, spec, state_leaf_paths(agents[0], spec), B)
 
         def elapsed() -> float:
             return wall + time.perf_counter() - t0 if played else wall
 
         def check(carry, group) -> None:
-            raise_if_bad(host(carry.bad_step), host(carry.bad_state), group, B, labels,
-                         spec, leaf_paths)
+            report.raise_if_bad(host(carry.bad_step), host(carry.bad_state), group)
 
         def finish(first, count, group, carry) -> None:
             """Checks a group's last chunk and writes its records (and commits them, with the

@@ -17,18 +17,20 @@ import numpy as np
 
 from jaxbandits.runner.checks import label_of
 from jaxbandits.runner.multihost import is_key
+from jaxbandits.runner.options import RunOptions
 
 __all__ = ["fingerprint"]
 
 
-def fingerprint(envs, agents, key, horizon, num_runs, block_runs, steps, labels) -> str:
+def fingerprint(envs: list, agents: list, labels: list[str], options: RunOptions) -> str:
     """A digest of everything that determines the numbers (not the layout: chunking and the
     device count never change them, so a checkpoint resumes under either)."""
     digest = hashlib.sha256()
+    o = options
     identity = {
-        "key": np.asarray(jax.random.key_data(key)).tolist(), "horizon": horizon,
-        "num_runs": num_runs, "block_runs": block_runs, "labels": labels,
-        "steps": hashlib.sha256(steps.tobytes()).hexdigest(), "jax": jax.__version__,
+        "key": np.asarray(jax.random.key_data(o.key)).tolist(), "horizon": o.horizon,
+        "num_runs": o.num_runs, "block_runs": o.block_runs, "labels": labels,
+        "steps": hashlib.sha256(o.steps.tobytes()).hexdigest(), "jax": jax.__version__,
         "x64": bool(jax.config.jax_enable_x64),
     }
     metrics = list(envs[0].spec().metrics)

@@ -13,6 +13,7 @@ import numpy as np
 
 from jaxbandits.core import float_dtype
 from jaxbandits.runner.multihost import is_key
+from jaxbandits.runner.options import RunOptions
 from jaxbandits.runner.plan import Plan
 from jaxbandits.runner.run import init, num_columns
 
@@ -21,11 +22,12 @@ __all__ = ["check_memory"]
 PyTree = Any
 
 
-def check_memory(env, agent, key, num_slots: int, plan: Plan, devices, max_memory,
-                  streamed: bool) -> None:
-    """Estimates, from abstract shapes alone, what one block needs on a device and what the
-    results need on the host; raises ``ValueError`` before anything is allocated if either
-    does not fit."""
+def check_memory(env, agent, plan: Plan, options: RunOptions, streamed: bool) -> None:
+    """Estimates, from abstract shapes alone, what one block of ``plan`` needs on a device and
+    what the results need on the host (unless ``streamed`` to files); raises ``ValueError``
+    before anything is allocated if either does not fit."""
+    key, num_slots, max_memory = options.key, len(options.steps), options.max_memory
+    devices = options.devices
     carry = jax.eval_shape(
         lambda k: init(env, agent, k, jnp.zeros((), jnp.uint32), num_slots), key)
     per_run = _nbytes(carry)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from jaxbandits.core import float_dtype
 from jaxbandits.results import Result
 from jaxbandits.runner.checks import safe_name
 from jaxbandits.runner.plan import Plan
@@ -18,19 +19,19 @@ class Sink:
     """Where finished blocks' records go: host memory, the result files (``save_to``), or the
     checkpoint's records file (so that a resumed run has them)."""
 
-    def __init__(self, plan: Plan, steps: np.ndarray, dtype, paths, ckpt, replay: bool,
+    def __init__(self, plan: Plan, steps: np.ndarray, paths, ckpt, replay: bool,
                  metrics: tuple[str, ...] = ()):
-        self.plan, self.paths, self.replay, self.dtype = plan, paths, replay, dtype
+        self.plan, self.paths, self.replay, self.dtype = plan, paths, replay, float_dtype()
         self.metrics = metrics
         self.steps = steps.astype(np.int64)
         shape = (plan.num_points * plan.num_runs, len(steps), 3 + len(metrics))
         self.memory = self.rows = self.writers = None
         if ckpt is not None:
-            self.rows = ckpt.records(shape, dtype)
+            self.rows = ckpt.records(shape, self.dtype)
         elif paths is not None:
             self.writers = [self._writer(p) for p in paths]
         else:
-            self.memory = np.zeros(shape, dtype)
+            self.memory = np.zeros(shape, self.dtype)
 
     def _writer(self, path):
         from jaxbandits.results import ResultWriter
