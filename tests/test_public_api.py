@@ -7,10 +7,10 @@ import inspect
 import pytest
 
 import jaxbandits as jb
-from jaxbandits import agents, data, envs, linalg, nets, ope
+from jaxbandits import agents, data, envs, linalg, nets, ope, runner
 from jaxbandits.registry import AGENTS, ALIASES, ENVS, describe_agent
 
-MODULES = [jb, agents, data, envs, linalg, nets, ope]
+MODULES = [jb, agents, data, envs, linalg, nets, ope, runner]
 PUBLIC = [(m.__name__, n) for m in MODULES for n in m.__all__]
 
 
