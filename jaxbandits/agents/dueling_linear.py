@@ -1,4 +1,5 @@
-"""Linear contextual dueling bandits: MaxInP, MaxPairUCB, CoLSTIM and VACDB (seed-004 2.5, 7).
+"""Linear contextual dueling bandits: MaxInP, MaxPairUCB, CoLSTIM and VACDB (the linear baselines of
+Oh et al. 2026, Sec. 6).
 
 Each round shows ``K`` contexts ``X`` ``(K, d)``; the agent plays an ordered pair ``(k1, k2)``
 and sees ``o = 1`` (``k1`` preferred) with probability ``sigmoid(theta*^T (x_k1 - x_k2))`` (the
@@ -21,14 +22,15 @@ take ``phi = X S`` with an identity ``inv_gram``. ``theta`` is fitted by ``fit``
   ``theta <- theta + V^{-1} z (o - sigmoid(theta^T z))`` (rcdp-public's
   ``BaselineDuelingGLMLearner.update``).
 
-**Presets.** The two public codes that implement these baselines disagree (seed-004 section 7):
-``preset="vacdb"`` (default; uclaml/VACDB's ``ucb.py``, whose conventions NVLDB's Listing 4
-reuses) and ``preset="rcdp"`` (the NVLDB first author's ``rcdp-public``). A field left at None
-takes its preset's value (``presets``, as each class documents), which ``jb.make_agent`` merges
-in; ``T`` in those values is ``horizon_hint`` (2,000, NVLDB's timing-study horizon;
-``jb.make_agent(name, env=env, horizon=T)`` sets it, and sizes the buffer to ``min(T,
-AUTO_BUFFER)``). The values of d (``2 sqrt(d log T)``) are filled by ``make_agent(name,
-env=env)``; without an environment they are computed from the spec's d where the rule reads them.
+**Presets.** The two public codes that implement these baselines disagree, and Oh et al. 2026
+(Sec. 6) give no settings: ``preset="vacdb"`` (default; uclaml/VACDB's ``ucb.py``,
+whose conventions NVLDB's Listing 4 reuses) and ``preset="rcdp"`` (the NVLDB first author's
+``rcdp-public``). A field left at None takes its preset's value (``presets``, as each class
+documents), which ``jb.make_agent`` merges in; ``T`` in those values is ``horizon_hint`` (2,000,
+NVLDB's timing-study horizon; ``jb.make_agent(name, env=env, horizon=T)`` sets it, and sizes the
+buffer to ``min(T, AUTO_BUFFER)``). The values of d (``2 sqrt(d log T)``) are filled by
+``make_agent(name, env=env)``; without an environment they are computed from the spec's d where the
+rule reads them.
 
 ``vacdb`` (:class:`VACDB`) keeps its own multi-layer statistics (SupLinUCB-style elimination).
 """
@@ -295,7 +297,7 @@ class MaxInP(LinearDuelAgent):
 
     name = "maxinp"
     description = "MaxInP: the widest pair among the plausible winners (linear BTL, CSYM)"
-    paper = "Saha 2021; VACDB code (Di et al. 2023); seed-004 sections 2.5, 7"
+    paper = "Saha 2021 (as in the VACDB code of Di et al. 2023); baseline of Oh et al. 2026, Sec. 6"
 
     candidates: str = struct.field(pytree_node=False, default="ge")
 
@@ -336,7 +338,8 @@ class MaxPairUCB(LinearDuelAgent):
 
     name = "maxpair-ucb"
     description = "MaxPairUCB: the pair maximising the joint UCB (linear BTL, OSYM)"
-    paper = "VACDB code (Di et al. 2023); rcdp-public; seed-004 sections 2.5, 7"
+    paper = ("Saha & Hüllermeier 2022 (as in the VACDB code of Di et al. 2023); "
+             "baseline of Oh et al. 2026, Sec. 6")
 
     presets = _duel_presets(
         vacdb={"explore_scale": _TWO_SQRT_D_LOG_T, "forbid_self_duel": False},
@@ -365,7 +368,7 @@ class CoLSTIM(LinearDuelAgent):
 
     (``k2`` skips ``k1`` when ``forbid_self_duel``). No warm-up in either public code.
 
-    Presets (seed-004 section 7):
+    Presets (the public codes; Oh et al. 2026 give none):
 
     * ``"vacdb"`` (default; uclaml/VACDB ``ucb.py`` ``CoLSTIM``): ``threshold = sqrt(d log T)``,
       ``coupling_scale = 1``, ``c1 = 2 sqrt(d log T)``, ``reg = 0.001``, ``kappa = 0.1``, the MLE
@@ -385,7 +388,7 @@ class CoLSTIM(LinearDuelAgent):
 
     name = "colstim"
     description = "CoLSTIM: Gumbel-perturbed leader + optimistic challenger (linear BTL)"
-    paper = "Bengs, Saha & Huellermeier 2022; VACDB code / rcdp-public; seed-004 sections 2.5, 7"
+    paper = "Bengs et al. 2022; baseline of Oh et al. 2026, Sec. 6"
 
     threshold: float | None = None
     coupling_scale: float | None = None
@@ -500,7 +503,7 @@ class VACDB(_DuelAgent):
 
     name = "vacdb"
     description = "VACDB: variance-aware multi-layer elimination (linear BTL)"
-    paper = "Di et al. 2023 (uclaml/VACDB code); seed-004 sections 2.5, 7"
+    paper = "Di et al. 2023; baseline of Oh et al. 2026, Sec. 6"
 
     kappa: float = 1.0
     explore_scale: float = 1.0

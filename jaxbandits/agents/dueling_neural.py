@@ -1,5 +1,6 @@
-"""Neural contextual dueling bandits: NVLDB / NLDB (Oh, Park & Paik; seed-004) and the NDB
-baseline (Verma et al. 2024, in the form of APOHF's ``NeuralDBDiag``; seed-004 section 7).
+"""Neural contextual dueling bandits: NVLDB / NLDB (Oh et al. 2026) and the NDB
+baseline (Verma et al. 2024, in the form of APOHF's ``NeuralDBDiag``, the closest public code;
+Oh et al. 2026, Sec. 6 runs it without giving its settings).
 
 Each round the agent sees ``K`` arms ``X`` ``(K, d)``, plays an ordered pair ``(k1, k2)``
 (``(2,)`` int32) and observes ``o = 1`` ("k1 preferred") with probability
@@ -10,7 +11,7 @@ training on t pairs costs O(t), not O(B)), and choose the pair with
 :func:`~jaxbandits.agents.duel_select.select_pair` from utility estimates, exploration features
 and an inverse Gram matrix; the agents differ only in those three.
 
-**NVLDB / NLDB** (:class:`NVLDB`; seed-004 sections 2.1-2.2, Algorithm 1): the network
+**NVLDB / NLDB** (:class:`NVLDB`; Oh et al. 2026, Sec. 4.1, Alg. 1): the network
 ``f(x) = theta^T phi(x; W)`` with the deep feature map of
 :class:`~jaxbandits.nets.FeatureNetwork` (``phi = sqrt(m) relu(W_3 relu(W_2 relu(W_1 x)))``,
 ``D = d``) and shallow exploration on ``phi`` = ``df/dtheta``. Every round: select with
@@ -102,7 +103,7 @@ NVLDB_INITS: tuple[str, ...] = ("torch", "symmetric")
 NDB_INITS: tuple[str, ...] = ("normal", "torch")
 NDB_DESIGNS: tuple[str, ...] = ("diag", "full")
 
-#: The two configurations of the paper (seed-004 A1): ``main`` (Sec. 5: width 100, Adam lr
+#: The two configurations of Oh et al. 2026: ``main`` (Sec. 6: width 100, Adam lr
 #: 1e-3; the registered defaults) and ``appendix`` (App. E.2: width 32, lr 1e-2). Everything
 #: else is shared (lambda = 1, n = 20, H = 1, a = 1).
 DUELING_PRESETS: dict[str, dict[str, Any]] = {
@@ -290,7 +291,7 @@ def nvldb_data_loss(network: FeatureNetwork, params: NVLDBParams, x1: jax.Array,
 
 def nvldb_loss(network: FeatureNetwork, params: NVLDBParams, theta0: jax.Array,
                buffer: DuelBuffer, reg, link: str = "btl") -> jax.Array:
-    """The NVLDB loss (seed-004 Eq. 4), a SUM over the stored pairs::
+    """The NVLDB loss (Oh et al. 2026, Eq. 4), a SUM over the stored pairs::
 
         L(theta, W) = sum_i -log g((2 o_i - 1) (f(x_i1) - f(x_i2))) / zeta_i^2
                       + reg / 2 ||theta - theta_0||^2
@@ -306,7 +307,7 @@ def nvldb_gram(network: FeatureNetwork, net: nnx.State, buffer: DuelBuffer, reg,
                block_rows: int | None = None) -> jax.Array:
     """``V = reg I + sum_i w_i dphi_i dphi_i^T`` ``(D, D)`` over the stored pairs with the
     features of the network ``net``, ``dphi_i = phi(x_i1) - phi(x_i2)``, ``w_i = 1 /
-    zeta_i^2`` (seed-004 Eq. 6 rebuilt every round, App. E.2 / A9)."""
+    zeta_i^2`` (Oh et al. 2026, Eq. 6 rebuilt every round, as App. E.2 says)."""
 
     def block(x1, x2, o, w):
         dphi = pair_difference(lambda x: network.apply(net, x), x1, x2)
@@ -319,7 +320,7 @@ def nvldb_gram(network: FeatureNetwork, net: nnx.State, buffer: DuelBuffer, reg,
 def nvldb_theta_newton(network: FeatureNetwork, params: NVLDBParams, theta0: jax.Array,
                        buffer: DuelBuffer, reg, link: str = "btl") -> jax.Array:
     """One Newton step on ``theta`` ``(D,)`` of :func:`nvldb_loss` with the feature map fixed
-    (seed-004 Alg. 1 line 10, A7): ``theta - H^{-1} grad`` with, over the stored pairs,
+    (Oh et al. 2026, Alg. 1 line 10): ``theta - H^{-1} grad`` with, over the stored pairs,
     ``grad = sum_i w_i l'(z_i) dphi_i + reg (theta - theta_0)`` and ``H = sum_i w_i l''(z_i)
     dphi_i dphi_i^T + reg I``, ``z_i = theta^T dphi_i``, ``l(z) = -log g((2 o_i - 1) z)``."""
     theta = params.theta
@@ -347,7 +348,7 @@ class NVLDBState(struct.PyTreeNode):
     Attributes:
       params: ``theta`` ``(D,)`` and the feature map ``W`` (:class:`NVLDBParams`).
       theta0: ``(D,)`` the initial ``theta_0 ~ N(0, I / D)``, the regulariser's centre.
-      opt_state: the Adam state, persistent across rounds (warm start, A6).
+      opt_state: the Adam state, persistent across rounds (warm start; App. E.2 does not say).
       gram: ``(D, D)`` ``V``, ready for the next selection: rebuilt from the buffer with the
         current network after every update (``gram="recompute"``) or the rank-one sum of the
         selection-time ``dphi`` (``"incremental"``).
@@ -363,7 +364,7 @@ class NVLDBState(struct.PyTreeNode):
 
 class NVLDB(_DuelingAgent):
     """NVLDB / NLDB: neural (variance-aware) dueling bandits with deep representation and
-    shallow exploration (Oh, Park & Paik, AISTATS 2026; seed-004 Algorithm 1).
+    shallow exploration (Oh et al. 2026, Alg. 1).
 
     The network is ``f(x) = theta^T phi(x; W)`` with ``phi(x; W) = sqrt(m) relu(W_L relu(...
     relu(W_1 x)))`` (``m`` = ``width``, ``L`` = ``depth``, ``D`` = ``feature_dim``, no biases;
@@ -372,24 +373,24 @@ class NVLDB(_DuelingAgent):
         u = Phi theta,  Phi = phi(X; W)  (K, D);   M = V^{-1}  (Cholesky)
         (k1, k2) = select_pair(rule, u, Phi, M, a)           (a = explore_scale)
         zeta_t = max(sigma_hat_t, eps),  sigma_hat_t^2 = g(u_k1 - u_k2) (1 - g(u_k1 - u_k2))
-                 (variance="aware", NVLDB; the selection-time network, A8)  or 1 (NLDB)
+                 (variance="aware", NVLDB, Eq. 5; the selection-time network)  or 1 (NLDB)
         n Adam steps on  L = sum_{i<=t} -log g(s_i (f(x_i1) - f(x_i2))) / zeta_i^2
                              + lambda/2 ||theta - theta_0||^2
         V = lambda I + sum_{i<=t} dphi_i dphi_i^T / zeta_i^2
 
     with ``s_i = 2 o_i - 1``, ``lambda`` = ``reg``, ``n`` = ``num_grad_steps`` every
     ``update_every`` (H) rounds, ``dphi_i`` = ``phi(x_i1) - phi(x_i2)`` with the current ``W``
-    (``gram="recompute"``, App. E.2 / A9) or frozen at selection time (``"incremental"``, Eq. 6).
+    (``gram="recompute"``, App. E.2) or frozen at selection time (``"incremental"``, Eq. 6).
     The six rules and their options (``forbid_self_duel``, ``candidates``, ``ts_csym``) are
     :func:`~jaxbandits.agents.duel_select.select_pair`'s.
 
-    Defaults: the paper's main configuration (``width=100``, ``learning_rate=1e-3``, Sec. 5;
+    Defaults: the paper's main configuration (``width=100``, ``learning_rate=1e-3``, Sec. 6;
     :data:`DUELING_PRESETS` also has ``"appendix"``: 32, 1e-2), ``depth=3``, ``D = d``,
     ``reg=1``, ``n=20``, ``H=1``, ``a=1``, Adam with PyTorch's defaults warm-started with one
-    persistent state, ``theta_0 ~ N(0, I/D)`` and PyTorch-Linear init of ``W`` (A4),
-    ``eps=0.1`` (not given by the paper, A10: a guess; report it with results) and
-    ``forbid_self_duel=True`` (seed-004 section 7: with the listings' self-duels learning
-    stops).
+    persistent state, ``theta_0 ~ N(0, I/D)`` and PyTorch-Linear init of ``W`` (Eq. 3's symmetric
+    init makes ``phi(x; W_0) = 0``), ``eps=0.1`` (not given by the paper, Eq. 5: a guess; report it
+    with results) and ``forbid_self_duel=True`` (in our reimplementation of Oh et al. 2026's
+    Listings 2-4, App. E.2, the listings' self-duels stop learning).
 
     Attributes:
       reg: lambda, of the loss and of ``V``.
@@ -399,15 +400,15 @@ class NVLDB(_DuelingAgent):
         ``zeta = eps``, and ``eps = 1`` is NLDB exactly).
       width: m (static).  depth: L >= 2, the number of weight matrices (static).
       feature_dim: D (static; None: the context dimension d, Eq. 2).
-      feature_scale: multiply ``phi`` by ``sqrt(m)`` (static, A3).
-      final_relu: ReLU after the feature layer (static, A3).
+      feature_scale: multiply ``phi`` by ``sqrt(m)`` (static, Eq. 2).
+      final_relu: ReLU after the feature layer (static, Eq. 2).
       net_init: ``"torch"`` (default) or ``"symmetric"`` (Eq. 3 on the doubled input ``[x;
-        x] / sqrt 2``: ``phi(x; W_0) = 0``, so nothing trains; for theory checks only, A4).
+        x] / sqrt 2``: ``phi(x; W_0) = 0``, so nothing trains; for theory checks only).
       num_grad_steps: n (static).  update_every: H, train every H rounds (static).
-      reset_optimizer: start Adam afresh every training round (static; A6's option).
+      reset_optimizer: start Adam afresh every training round (static).
       theta_refit: Newton steps on ``theta`` alone after each training round, ``W`` fixed
         (Alg. 1 line 10's "theta minimises Eq. 4 with W_t fixed", a convex D-dim weighted
-        logistic ridge problem; App. E.2 skips it, so 0 by default; A7) (static).
+        logistic ridge problem; App. E.2 skips it, so 0 by default) (static).
       buffer_size: pairs kept (static; see the module docstring).
       gram: ``"recompute"`` or ``"incremental"`` (static).
       link: ``"btl"`` (logistic) or ``"probit"``, the ``g`` of the loss and of ``sigma_hat``
@@ -423,7 +424,7 @@ class NVLDB(_DuelingAgent):
         agent = jb.make_agent("nvldb-ucb-asym", **jb.agents.dueling_preset("appendix"))
     """
 
-    paper = "Oh, Park & Paik, AISTATS 2026, arXiv 2506.01250 (seed-004 Alg. 1)"
+    paper = "Oh et al. 2026, Alg. 1"
     #: ``make_agent("nvldb-ucb-asym", preset="appendix")``: the paper's two configurations.
     presets = types.MappingProxyType(DUELING_PRESETS)
 
@@ -599,7 +600,7 @@ class NDBState(struct.PyTreeNode):
 
 class NDB(_DuelingAgent):
     """NDB, neural dueling bandits with full-gradient exploration (Verma et al. 2024), as in
-    the closest public code (APOHF's ``NeuralDBDiag``; seed-004 section 7)::
+    the closest public code (APOHF's ``NeuralDBDiag``)::
 
         u_k = f(x_k; theta),  g_k = grad_theta f(x_k; theta)  (flat, all p parameters)
         k1 = argmax_k u_k
@@ -614,10 +615,11 @@ class NDB(_DuelingAgent):
     Selection is :func:`~jaxbandits.agents.duel_select.select_pair`'s ``ucb-asym`` /
     ``ts-asym`` with the diagonal ``U^{-1}`` and scale ``sqrt(nu)``.
 
-    Defaults (seed-004 section 7 / APOHF): ``nu = 1`` (``explore_scale``), ``lambda = 0.1``
-    (``reg``), lr 1e-3, width 32, depth 3, ``forbid_self_duel=True`` (k2 excludes k1). The
-    number of steps is not in seed-004; APOHF's script uses 1,000, here ``num_grad_steps=20``
-    (NVLDB's n, seed-004 A22) keeps a round affordable: raise it for fidelity.
+    Defaults (APOHF; Oh et al. 2026, Sec. 6 gives none): ``nu = 1``
+    (``explore_scale``), ``lambda = 0.1`` (``reg``), lr 1e-3, width 32, depth 3,
+    ``forbid_self_duel=True`` (k2 excludes k1). The number of steps is not in Oh et al. 2026;
+    APOHF's script uses 1,000, here ``num_grad_steps=20`` (NVLDB's n, App. E.2) keeps a round
+    affordable: raise it for fidelity.
 
     Attributes:
       reg: lambda (``U``'s offset and the weight-decay numerator).
@@ -636,7 +638,7 @@ class NDB(_DuelingAgent):
         agent = jb.make_agent("ndb-ucb", num_grad_steps=100)
     """
 
-    paper = "Verma et al. 2024, arXiv 2407.17112; APOHF NeuralDBDiag (seed-004 sec. 7)"
+    paper = "Verma et al. 2024; baseline of Oh et al. 2026, Sec. 6 (as APOHF's NeuralDBDiag)"
 
     @property
     def name(self) -> str:  # type: ignore[override]

@@ -1,31 +1,32 @@
-"""GLM bandits: GLM-ES (seed-000) and the GLM baselines of seeds 000 and 002.
+"""GLM bandits: GLM-ES (Sun et al. 2025) and the GLM baselines of Sun et al. 2025 and Bae & Lee
+2025.
 
 All of them fit the regularised GLM loss of :mod:`jaxbandits.linalg.glm` (``mu = sigmoid`` by
 default) on fixed-shape data:
 
 * with a fixed arm set (``spec.fixed_arms``, ``buffer_size=None``), **per-arm statistics**: pull
-  counts ``n_k`` and reward sums ``s_k`` -- exact, O(K d) per gradient whatever t (seed-000
-  section 2.0);
+  counts ``n_k`` and reward sums ``s_k`` -- exact, O(K d) per gradient whatever t;
 * with changing contexts, a **ring buffer** of the last B observations and a validity mask
   (exact while ``t <= B``, a sliding window afterwards): ``buffer_size=B``, or by itself with
   ``buffer_size=None`` a buffer of ``AUTO_BUFFER`` = 2,000 rows (``make_agent(name, env=env,
   horizon=T)`` sizes it to ``min(T, 2000)``).
 
 and share two solvers (static ``solver``): ``"gd"``, ``num_grad_steps`` warm-started gradient
-steps of ``learning_rate`` on the mean-normalised loss (seed-000 A3; ``loss_reduction="sum"`` is
-the literal sum-loss reading), and ``"newton"``, damped Newton to round-off (at most
-``newton_steps`` steps; the exact argmin). The seed-000 agents warm up with ``warmup`` pulls of
-the rounded G-optimal design (:mod:`jaxbandits.linalg.design`, seed-000 Algorithms 2-3): the
-design is solved on the first round, and each warm-up round pulls an arm with probability
-proportional to its remaining count, which plays a uniformly random permutation of the rounded
-multiset (A17). The fit starts once the warm-up is over, from 0 (A4).
+steps of ``learning_rate`` on the mean-normalised loss (Sun et al. 2025, Sec. 7.2's "100 GD steps of
+0.01" diverge on the sum loss; ``loss_reduction="sum"`` is the literal sum-loss reading), and
+``"newton"``, damped Newton to round-off (at most ``newton_steps`` steps; the exact argmin). The
+agents of Sun et al. 2025 warm up with ``warmup`` pulls of the rounded G-optimal design
+(:mod:`jaxbandits.linalg.design`, Sun et al. 2025, Algs. 2-3): the design is solved on the first
+round, and each warm-up round pulls an arm with probability proportional to its remaining count,
+which plays a uniformly random permutation of the rounded multiset (the paper leaves the order
+open). The fit starts once the warm-up is over, from 0, and is warm-started afterwards (Sec. 4.1).
 
 * ``glm-es`` (:class:`GLMES`): m members, each the GLM fit on its own perturbed history
-  ``(x_l, y_l + Z_l^j)``, ``Z_l^j`` drawn once per (member, data point) (seed-000 Algorithm 1).
+  ``(x_l, y_l + Z_l^j)``, ``Z_l^j`` drawn once per (member, data point) (Sun et al. 2025, Alg. 1).
 * ``ucb-glm`` (:class:`UCBGLM`, Li et al. 2017): ``argmax x^T theta + alpha ||x||_{V^{-1}}``.
 * ``glm-tsl`` (:class:`GLMTSL`, Kveton et al. 2020): ``theta ~ N(theta_MLE, a^2 H^{-1})``.
 * ``logistic-ucb-1`` (:class:`LogisticUCB1`, Faury et al. 2020) and ``ada-ofu-ecolog``
-  (:class:`AdaOFUECOLog`, Faury et al. 2022), as seed-002 runs them (sections 3.3-3.4):
+  (:class:`AdaOFUECOLog`, Faury et al. 2022), as Bae & Lee 2025 run them (Sec. 7, App. A):
   ``argmax mu(x^T theta) + nu w_t ||x||_{V^{-1}}``, trained every ``update_every`` rounds.
 
 A round in which no run trains (a warm-up round, a round between two training rounds) runs no
@@ -87,7 +88,7 @@ __all__ = [
 ]
 
 SOLVERS: tuple[str, ...] = ("gd", "newton")
-LOGISTIC_SLOPE_BOUND = 0.25  # R: the Lipschitz constant of the sigmoid (seed-002 section 1)
+LOGISTIC_SLOPE_BOUND = 0.25  # R: the Lipschitz constant of the sigmoid (Bae & Lee 2025, Sec. 2)
 
 
 class GLMAgent(Agent):
@@ -110,7 +111,7 @@ class GLMAgent(Agent):
       loss_reduction: ``"mean"`` (default), ``"sum"`` or ``"mean_plus_reg"`` (static; see
         :func:`~jaxbandits.linalg.glm_gd`).
       enforce_min_count: the paper's line 15 of Algorithm 3, which can lengthen the warm-up
-        (static; off: the warm-up is exactly ``warmup`` rounds, seed-000 A10).
+        (static; off: the warm-up is exactly ``warmup`` rounds).
       design_iters: the G-optimal design solver's iteration budget (static).
       buffer_size: B for a ring buffer of the last B observations, or None (default) for the
         agent's choice: per-arm statistics on a fixed arm set, else a ring buffer of
@@ -225,7 +226,7 @@ class GLMESState(struct.PyTreeNode):
 
 @register_agent
 class GLMES(GLMAgent):
-    """GLM ensemble sampling (Sun, Wang & Xu; seed-000 Algorithm 1 with the GLM loss, eq. 4.2).
+    """GLM ensemble sampling (Sun et al. 2025, Alg. 1 with the GLM loss, Sec. 4.2).
 
     After ``tau`` = ``warmup`` rounds of the rounded G-optimal design, member ``j`` of
     ``m`` = ``ensemble_size`` is the regularised MLE on its perturbed history::
@@ -234,14 +235,15 @@ class GLMES(GLMAgent):
                                   - sum_{l<=t} [(Y_l + Z_l^j) X_l^T theta - b(X_l^T theta)]
 
     with ``Z_l^j ~ N(0, sigma_R^2)``, sigma_R = ``perturb_std``, drawn once when ``(X_l, Y_l)``
-    arrives (the warm-up data are perturbed too, A5) and never redrawn. Round t plays
+    arrives (the warm-up data are perturbed too, as in the proofs of App. A) and never redrawn.
+    Round t plays
     ``argmax_k x_k^T theta_{t-1}^{j_t}`` with ``j_t`` uniform over the first ``active_members``
     members (all when 0). With per-arm statistics the data enter only through ``n_k`` and
     ``s_k^j = sum_{l: a_l = k} (Y_l + Z_l^j)``, so a round costs O(m J K d) (``gd``) or
     O(m iters (K d^2 + d^3)) (``newton``), flat in t.
 
-    Defaults are the paper's E-LOG setting (section 7.2): ``m = 10``, ``sigma_R = 0.1``,
-    ``lambda = 1``, ``tau = 500``, 100 gd steps of 0.01 (on the mean loss, warm-started; A3).
+    Defaults are the paper's logistic-bandit setting (Sec. 7.2): ``m = 10``, ``sigma_R = 0.1``,
+    ``lambda = 1``, ``tau = 500``, 100 gd steps of 0.01 (on the mean loss, warm-started).
     With the identity link and ``solver="newton"`` this is Lin-ES without initial perturbation
     (``lin-es`` with ``init_perturbation=False``), pathwise, given the same init key.
 
@@ -258,7 +260,7 @@ class GLMES(GLMAgent):
 
     name = "glm-es"
     description = "GLM ensemble sampling: m perturbed-history logistic MLEs, G-optimal warm-up"
-    paper = "Sun, Wang & Xu (seed-000 Alg. 1-3, section 4.2)"
+    paper = "Sun et al. 2025, Algs. 1-3, Sec. 4.2"
     family = "glm"
     action_kinds = ("index",)
 
@@ -311,7 +313,7 @@ class GLMES(GLMAgent):
 
 
 # ------------------------------------------------------------------------------------------------
-# UCB-GLM and GLM-TSL (the GLM baselines seed-000 section 2.8 infers).
+# UCB-GLM and GLM-TSL (the GLM baselines Sun et al. 2025, Sec. 7.2 infers).
 
 
 class UCBGLMState(struct.PyTreeNode):
@@ -331,7 +333,8 @@ class UCBGLMState(struct.PyTreeNode):
 
 @register_agent
 class UCBGLM(GLMAgent):
-    """UCB-GLM (Li, Lu & Zhou 2017), the GLM optimism baseline of seed-000 (section 2.8 [I]).
+    """UCB-GLM (Li, Lu & Zhou 2017), a GLM baseline for Sun et al. 2025 (Sec. 7.2; the paper does
+    not name its GLM baselines).
 
     After ``warmup`` design rounds, ``theta_t`` is the regularised MLE (either solver) and::
 
@@ -339,13 +342,13 @@ class UCBGLM(GLMAgent):
 
     with ``alpha`` = ``explore_scale`` (tuned in practice; the theory value is
     ``(sigma / kappa) sqrt(d/2 log(1 + 2t/d) + log 1/delta)``). Defaults: ``lambda = 1``, the
-    group's harness warm-up ``tau = 30`` (it pulls uniformly; here the rounded design, as GLM-ES
-    -- seed-000 A16 runs the baselines with GLM-ES's own warm-up, ``warmup=500``).
+    authors' group's harness (devzhk/LMCTS) warm-up ``tau = 30`` (it pulls uniformly; here the
+    rounded design, as GLM-ES; ``warmup=500`` runs the baselines with GLM-ES's own warm-up).
     """
 
     name = "ucb-glm"
     description = "UCB-GLM: regularised MLE plus alpha ||x||_{V^-1} (warm-up as GLM-ES)"
-    paper = "Li et al. 2017; GLM baseline of seed-000 (section 2.8)"
+    paper = "Li et al. 2017; baseline for Sun et al. 2025, Sec. 7.2"
     family = "glm"
     action_kinds = ("index",)
 
@@ -396,13 +399,14 @@ class GLMTSL(GLMAgent):
         theta~ ~ N(theta_bar, a^2 H_bar^{-1});   a_t = argmax_k x_k^T theta~
 
     ``a`` = ``explore_scale``. The sample is ``theta_bar + a L^{-T} z`` with ``H_bar = L L^T``
-    (O(K d^2 + d^3) per round). The group's harness uses ``tau = 30`` and ``a = 0.01`` [I]; the
-    default ``a = 0.5`` suits seed-000's E-LOG noise (seed-000 A16: tune over a small grid).
+    (O(K d^2 + d^3) per round). The authors' group's harness (devzhk/LMCTS) uses ``tau = 30`` and
+    ``a = 0.01``; the default ``a = 0.5`` suits the noise of Sun et al. 2025's logistic bandit (Sec.
+    7.1; tune over a small grid).
     """
 
     name = "glm-tsl"
     description = "GLM-TSL: Thompson sampling from the Laplace posterior N(MLE, a^2 H^-1)"
-    paper = "Kveton et al. 2020b; GLM baseline of seed-000 (section 2.8)"
+    paper = "Kveton et al. 2020; baseline for Sun et al. 2025, Sec. 7.2"
     family = "glm"
     action_kinds = ("index",)
 
@@ -438,7 +442,7 @@ class GLMTSL(GLMAgent):
 
 
 # ------------------------------------------------------------------------------------------------
-# Logistic-UCB-1 and ada-OFU-ECOLog as seed-002 runs them (sections 3.1-3.4).
+# Logistic-UCB-1 and ada-OFU-ECOLog as Bae & Lee 2025 run them (Sec. 7, App. A).
 
 
 class LogisticUCBState(struct.PyTreeNode):
@@ -461,16 +465,18 @@ class LogisticUCBState(struct.PyTreeNode):
 
 
 class _FauryUCB(GLMAgent):
-    """Shared plumbing of seed-002's streamlined linear logistic UCBs (section 3.2's template).
+    """Shared plumbing of the streamlined linear logistic UCBs that Bae & Lee 2025 compare with
+    (Sec. 7).
 
     ``index_k = mu(x_k^T theta) + nu w_t ||x_k||_{A^{-1}}``, ``nu`` = ``explore_scale``; theta
     is trained every ``update_every`` rounds by ``num_grad_steps`` warm-started gd steps on
     ``sum_i BCE(r_i, x_i^T theta) + reg ||theta||^2`` with step ``learning_rate / n`` (the
-    ``"mean"`` reduction, seed-002 A10) and no projection. Subclasses give ``A`` and ``w_t``.
+    ``"mean"`` reduction: the paper's step 0.01 on the sum diverges) and no projection. Subclasses
+    give ``A`` and ``w_t``.
 
     ``nu`` is grid-searched over {0.01, 0.1, 1, 10, 100} in the paper; the default 0.01 is the
-    best of that grid on a small E-LOG (d = 5, K = 10; ``nu = 1`` there explores uniformly for
-    the first thousand rounds, as ``w_t`` is about 20).
+    best of that grid on a small ``logistic`` bandit (d = 5, K = 10; ``nu = 1`` there explores
+    uniformly for the first thousand rounds, as ``w_t`` is about 20).
     """
 
     explore_scale: float = 0.01
@@ -533,7 +539,8 @@ class _FauryUCB(GLMAgent):
 
 @register_agent
 class LogisticUCB1(_FauryUCB):
-    """Logistic-UCB-1 (Faury, Abeille, Calauzenes & Fercoq 2020) as seed-002 runs it (3.3).
+    """Logistic-UCB-1 (Faury, Abeille, Calauzenes & Fercoq 2020) as Bae & Lee 2025 run it (Sec. 7,
+    baseline (2)).
 
     ::
 
@@ -550,7 +557,7 @@ class LogisticUCB1(_FauryUCB):
 
     name = "logistic-ucb-1"
     description = "Logistic-UCB-1 (streamlined: MLE by gd, V = kappa lambda I + sum x x^T)"
-    paper = "Faury et al. 2020; baseline (2) of seed-002 (section 3.3)"
+    paper = "Faury et al. 2020; baseline of Bae & Lee 2025, Sec. 7"
     family = "glm"
     action_kinds = ("index",)
 
@@ -569,7 +576,8 @@ class LogisticUCB1(_FauryUCB):
 
 @register_agent
 class AdaOFUECOLog(_FauryUCB):
-    """ada-OFU-ECOLog (Faury, Abeille, Jun & Calauzenes 2022) as seed-002 runs it (3.3).
+    """ada-OFU-ECOLog (Faury, Abeille, Jun & Calauzenes 2022) as Bae & Lee 2025 run it (Sec. 7,
+    baseline (3)).
 
     ::
 
@@ -579,13 +587,13 @@ class AdaOFUECOLog(_FauryUCB):
 
     where ``theta_s`` is the estimate right after round s's (possible) update, and ``d~_t`` as
     in :class:`LogisticUCB1`. No ``kappa`` anywhere: its actions do not change with ``kappa``
-    (seed-002 acceptance check 9). Streamlined as in the paper: the full regularised log-loss by
+    (tested). Streamlined as in the paper: the full regularised log-loss by
     gd (no ECOLog one-step update, no projection, no loss-difference term).
     """
 
     name = "ada-ofu-ecolog"
     description = "ada-OFU-ECOLog (streamlined: MLE by gd, variance-weighted V~)"
-    paper = "Faury et al. 2022; baseline (3) of seed-002 (section 3.3)"
+    paper = "Faury et al. 2022; baseline of Bae & Lee 2025, Sec. 7"
     family = "glm"
     action_kinds = ("index",)
 

@@ -250,7 +250,7 @@ class SoftElim(SoftmaxPolicy, MABAgent):
     """SoftElim: arm i with probability ``proportional to exp(-2 T_i (max_j mu_j - mu_i)^2 /
     explore_scale)``.
 
-    Boutilier et al. (2020), "Differentiable Meta-Learning of Bandit Policies", section 5: a
+    Boutilier et al. 2020, "Differentiable Meta-Learning of Bandit Policies", Sec. 5: a
     soft elimination of arms that look worse than the empirical best by a gap the Hoeffding
     bound ``exp(-2 T_i gap^2)`` makes unlikely; ``explore_scale`` is the paper's theta, the
     parameter its gradient meta-learns (theta -> infinity: uniform play; theta -> 0: greedy

@@ -159,7 +159,7 @@ def _default_network():
 
 @register_agent
 class NeuralPolicy(SoftmaxPolicy, MABAgent):
-    """A neural policy on per-arm statistics (Boutilier et al. 2020, section 5's neural
+    """A neural policy on per-arm statistics (Boutilier et al. 2020, Sec. 5's neural
     policies): ``P(i) ∝ exp(f_w(s_i))`` with ``s_i`` the arm's statistics (:func:`arm_features`)
     and ``f_w`` a small shared MLP whose Flax parameters ``params`` are agent leaves, learned by
     :func:`jaxbandits.meta_learn` (score-function or relaxed mode).
