@@ -1,6 +1,6 @@
-"""Contextual dueling bandits: the synthetic and UCI tasks of NVLDB (seed-004 section 3.1).
+"""Contextual dueling bandits: the synthetic and UCI tasks of NVLDB (Oh et al. 2026, App. E.1).
 
-Protocol (seed-004 section 1). Each round shows K contexts ``Context(arms=(K, d))``; the agent
+Protocol (Oh et al. 2026, Sec. 3). Each round shows K contexts ``Context(arms=(K, d))``; the agent
 returns an ordered pair ``action = (k1, k2)`` (shape ``(2,)`` int32, ``k1 == k2`` allowed) and
 observes a comparison bit ``o`` in {0., 1.} (1: the first arm is preferred),
 
@@ -27,17 +27,18 @@ each round K x d i.i.d. ``U[-1, 1]`` entries, each row divided by its L2 norm; u
 ====================  ============================================  =========================
 ``"cosine"``          ``cos(3 theta^T x)``                          Fig. 2(a)
 ``"square"``          ``10 (theta^T x)^2``                          Fig. 2(b), Tables E.2/E.3
-``"quadratic"``       ``||Theta^T x||^2``, ``Theta`` (d, d) entries  A17 (the default form)
+``"quadratic"``       ``||Theta^T x||^2``, ``Theta`` (d, d) entries  our default (App. E.1.1)
                       ``U[-1, 1]``, drawn per run
 ``"quadratic"`` with  ``x^T theta theta^T x`` = square / 10         the formula read literally
 ``quadratic_form=``
 ``"vector"``
 ====================  ============================================  =========================
 
-Raw utilities go into the link (A18: no clipping; the square task is nearly deterministic).
+Raw utilities go into the link (as in Listing 1: no clipping; the square task is nearly
+deterministic).
 
 **UCI** (``dueling-shuttle``, ``dueling-magic``, ``dueling-covertype``, ``dueling-statlog``; App.
-E.1.2 and A21), the two readings of the paper's loose description behind ``reading``:
+E.1.2, Table E.1), the two readings of the paper's loose description behind ``reading``:
 
 * ``"instance"`` (reading A, the default): each round one data row ``(z, c)``; arm k's context is
   the disjoint encoding ``x_k = e_k (x) z`` in R^{K p} (:func:`~jaxbandits.envs.block_features`)
@@ -122,7 +123,7 @@ LINKS = PREFERENCE_LINKS
 READINGS: tuple[str, ...] = ("instance", "class")
 #: the names of the extra per-round metrics of every dueling environment (``Spec.metrics``).
 DUELING_METRICS: tuple[str, ...] = ("weak_regret", "strong_regret")
-_PAPER = "Oh, Park & Paik 2026, NVLDB (seed-004 section 3.1)"
+_PAPER = "Oh et al. 2026, Sec. 6, App. E.1"
 
 
 # ------------------------------------------------------------------------------------------------
@@ -149,7 +150,7 @@ def dueling_regrets(utilities: jax.Array, action: jax.Array
       action: ``(2,)`` int, the ordered pair ``(k1, k2)``.
 
     With ``u* = max_k u_k``: ``r_a = (2 u* - u_k1 - u_k2) / 2``, ``r_w = u* - max(u_k1, u_k2)``,
-    ``r_s = u* - min(u_k1, u_k2)`` (seed-004 section 1), each ``()``.
+    ``r_s = u* - min(u_k1, u_k2)`` (Oh et al. 2026, Sec. 3), each ``()``.
     """
     best = jnp.max(utilities)
     first, second = utilities[action[0]], utilities[action[1]]
@@ -184,8 +185,8 @@ def dueling_utility(utility: str, x: jax.Array, theta: jax.Array,
     """``u(x)`` of a synthetic task for contexts ``x`` ``(..., d)``; returns ``(...)``.
 
     ``"cosine"``: ``cos(3 theta^T x)``; ``"square"``: ``10 (theta^T x)^2``; ``"quadratic"``:
-    ``||Theta^T x||^2`` with ``Theta = matrix`` ``(d, d)`` (``quadratic_form="matrix"``, A17) or
-    ``x^T theta theta^T x`` (``"vector"``, the paper's formula read literally; equal to
+    ``||Theta^T x||^2`` with ``Theta = matrix`` ``(d, d)`` (``quadratic_form="matrix"``, our
+    default) or ``x^T theta theta^T x`` (``"vector"``, the paper's formula read literally; equal to
     square / 10); ``"linear"``: ``theta^T x`` (the linear dueling bandit of Bengs et al. and
     Saha, where the linear baselines are well specified; not one of the paper's tasks).
     ``theta`` is ``(d,)``.
@@ -225,7 +226,7 @@ def _spec(dim: int, num_arms: int) -> Spec:
 
 
 class _DuelingTask:
-    """What every dueling environment of seed-004 shares: its paper, the agents that model it,
+    """What every dueling environment of Oh et al. 2026 shares: its paper, the agents that model it,
     and the paper's size for ``jaxbandits run`` (T = 2,000, 20 seeds)."""
 
     paper: ClassVar[str] = _PAPER
@@ -253,8 +254,8 @@ class DuelingSyntheticEnv(_DuelingTask, Env):
     Per run ``theta ~ U[-1, 1]^d`` (not normalised; and ``Theta`` ``(d, d)`` ``U[-1, 1]`` for the
     matrix quadratic task). Round t shows K contexts, i.i.d. ``U[-1, 1]^d`` rows each divided by
     its L2 norm; the pair ``(k1, k2)`` gets ``o ~ Bernoulli(g(u(x_k1) - u(x_k2)))`` with the raw
-    utilities (A18), ``g`` the logistic (``link="btl"``) or normal-CDF (``"probit"``) link. The
-    regret is the average regret ``(2 u* - u_k1 - u_k2) / 2`` and ``metrics`` hold the weak and
+    utilities (Listing 1), ``g`` the logistic (``link="btl"``) or normal-CDF (``"probit"``) link.
+    The regret is the average regret ``(2 u* - u_k1 - u_k2) / 2`` and ``metrics`` hold the weak and
     strong regrets (see the module docstring).
 
     Attributes:
@@ -262,7 +263,7 @@ class DuelingSyntheticEnv(_DuelingTask, Env):
       num_arms: K (5; 10 in Fig. E.4).
       utility: ``"cosine"`` ``cos(3 theta^T x)``, ``"square"`` ``10 (theta^T x)^2`` (default) or
         ``"quadratic"`` (static).
-      quadratic_form: ``"matrix"`` ``||Theta^T x||^2`` (A17, default) or ``"vector"``
+      quadratic_form: ``"matrix"`` ``||Theta^T x||^2`` (default) or ``"vector"``
         ``x^T theta theta^T x`` (static).
       link: ``"btl"`` (logistic, the paper's) or ``"probit"`` (static).
       instance_seed: if set, every run shares the theta (and Theta) drawn from this seed
@@ -358,7 +359,7 @@ class DuelingSquareEnv(DuelingSyntheticEnv):
 @register_env
 class DuelingQuadraticEnv(DuelingSyntheticEnv):
     """``dueling-synthetic`` with ``utility="quadratic"``: ``u(x) = ||Theta^T x||^2`` with a
-    ``(d, d)`` Theta (A17), or ``x^T theta theta^T x`` with ``quadratic_form="vector"``
+    ``(d, d)`` Theta (our default), or ``x^T theta theta^T x`` with ``quadratic_form="vector"``
     (Fig. 2(c) read literally)."""
 
     name = "dueling-quadratic"
@@ -397,7 +398,8 @@ class DuelingClassificationState(struct.PyTreeNode):
 
 
 class DuelingClassificationEnv(_DuelingTask, DataBackedEnv):
-    """A classification data set as a contextual dueling bandit (seed-004 A21, both readings).
+    """A classification data set as a contextual dueling bandit (Oh et al. 2026, App. E.1.2, both
+    readings).
 
     ``reading="instance"`` (A): round t shows one row ``(z, c)`` of the run's pool; arm k's
     context is ``e_k (x) z`` (``(K, K p)``), ``u_k = 1[k = c]``. ``reading="class"`` (B): round t
@@ -410,7 +412,7 @@ class DuelingClassificationEnv(_DuelingTask, DataBackedEnv):
 
     Rows. Reading A: each run draws a pool of ``pool_size`` distinct rows (all rows if None) in
     random order; ``sampling="sequential"`` (default) walks it (round t shows pool row
-    ``t mod P``: rows drawn uniformly **without** replacement for the first P rounds, as A21
+    ``t mod P``: rows drawn uniformly **without** replacement for the first P rounds, as App. E.1.2
     says; cycles after), ``"pool"`` draws a pool row uniformly **with** replacement each round.
     Reading B: each run draws, for each class, ``pool_size`` rows of that class uniformly with
     replacement (a class may have fewer rows: shuttle's class 6 has 6); each round shows one row
@@ -424,7 +426,7 @@ class DuelingClassificationEnv(_DuelingTask, DataBackedEnv):
         :class:`~jaxbandits.envs.DataNotFoundError`.
       reading: ``"instance"`` (A, default) or ``"class"`` (B) (static).
       preference: ``P(i > j)`` when ``u_i > u_j``, in (0.5, 1] (0.7: the paper's baseline;
-        ``sigmoid(1) = 0.731`` is A21's kappa = 1 option).
+        ``sigmoid(1) = 0.731`` is the ``kappa = 1`` reading).
       deterministic: comparisons ``1[u_i > u_j]``, 1/2 on ties (Statlog; static). Overrides
         ``preference`` (it equals ``preference=1``).
       pool_size: P, rows per run (per class in reading B; static). None: all N rows of the data
@@ -441,7 +443,7 @@ class DuelingClassificationEnv(_DuelingTask, DataBackedEnv):
         env = jb.envs.DuelingClassificationEnv(dataset="banknote", reading="class")
     """
 
-    description = "a classification data set as a contextual dueling bandit (A21)"
+    description = "a classification data set as a contextual dueling bandit"
     #: the data set a registered subclass is fixed to (None: any).
     fixed_dataset: ClassVar[str | None] = None
 

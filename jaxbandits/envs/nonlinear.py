@@ -1,12 +1,16 @@
-"""Nonlinear K-armed bandits: the distance and quadratic rewards of seed-000 and a random network.
+"""Nonlinear K-armed bandits: the distance and quadratic rewards of Sun et al. 2025 and a random
+network.
 
 Mean reward ``h(x)`` for each arm, observed with ``N(0, noise_std^2)`` noise, one fixed arm set
-per run by default (seed-000 section 3.1; ``fresh_arms`` draws a new one every round):
+per run by default (Sun et al. 2025, Sec. 7.1; ``fresh_arms`` draws a new one every round):
 
-* ``distance`` (E-DIST): ``h(x) = -||x - theta*||_2`` with unit theta*. On unit-norm arms this
+* ``distance`` (Sun et al. 2025, Sec. 7.1): ``h(x) = -||x - theta*||_2`` with unit theta*. On
+  unit-norm arms this
   is a decreasing function of ``<x, theta*>`` (the best arm is the linear one);
-  ``arm_prior="ball"`` (uniform in the unit ball) makes it genuinely nonlinear (section 3.2).
-* ``quadratic`` (E-QUAD): ``h(x) = scale * x^T A A^T x = scale ||A^T x||^2`` with ``A`` ``(d, d)``
+  ``arm_prior="ball"`` (uniform in the unit ball) makes it genuinely nonlinear (the paper does not
+  say how arms are drawn).
+* ``quadratic`` (Sun et al. 2025, Sec. 7.1): ``h(x) = scale * x^T A A^T x = scale ||A^T x||^2`` with
+  ``A`` ``(d, d)``
   i.i.d. ``N(0, 1)``, not normalised, ``scale = 0.01`` (for unit arms at d = 20, K = 50 the mean
   over arms is about 0.20 and the best about 0.37).
 * ``random-mlp``: ``h(x) = scale * f(x; theta_env)`` for a random ReLU network
@@ -17,7 +21,8 @@ Arms are drawn by :func:`~jaxbandits.envs.linear.draw_vectors` (``"sphere"``: no
 Gaussian vectors, the default; ``"gaussian"``; ``"cube"``) or uniformly in the unit ball
 (``"ball"``). Every run draws its own instance, or shares the one drawn from ``instance_seed``.
 
-The Ensemble++ paper's nonlinear tasks (seed-001 E4, E5, E10 and section 7):
+The Ensemble++ paper's nonlinear tasks (Li et al. 2024, Sec. 5.2, Figs. 1, 3, 10, App. F.2, and the
+authors' code):
 
 * ``quadratic-pool`` (:class:`QuadraticPoolEnv`): ``h(x) = 0.01 x^T Theta Theta^T x`` with
   ``Theta`` ``(d, d)`` i.i.d. ``N(0, 1)``, d = 100, ``N(0, 0.1^2)`` noise; each round offers
@@ -25,7 +30,7 @@ The Ensemble++ paper's nonlinear tasks (seed-001 E4, E5, E10 and section 7):
 * ``random-mlp-bernoulli`` (:class:`RandomMLPBernoulliEnv`): the "Neural" task, ``reward ~
   Bernoulli(p(x))`` with ``p(x) = softmax(f(x) / tau)_1`` for a random d-50-50-2 ReLU network
   (Xavier-normal weights, PyTorch-default biases), the same pool scheme; regret in ``p``.
-* ``vector-quadratic`` (:class:`VectorQuadraticEnv`): LMC-TS's ``QuadBandit`` (E10), ``h(x) =
+* ``vector-quadratic`` (:class:`VectorQuadraticEnv`): LMC-TS's ``QuadBandit`` (App. F.2), ``h(x) =
   10 (x^T theta)^2`` with unit theta, 50 fresh unit contexts per round, d = 20, ``N(0, 1)`` noise.
 
 The two pool tasks (:class:`PoolNonlinearEnv`) draw the pool, the reward function and the
@@ -173,8 +178,9 @@ class NonlinearEnv(Env):
 
 @register_env
 class DistanceEnv(NonlinearEnv):
-    """E-DIST: ``reward = -||x_a - theta*||_2 + N(0, noise_std^2)``, theta* uniform on the unit
-    sphere (seed-000 sections 3.1-3.2; defaults d = 20, K = 50, noise 0.5, unit arms).
+    """The distance bandit (Sun et al. 2025, Sec. 7.1): ``reward = -||x_a - theta*||_2 + N(0,
+    noise_std^2)``, theta* uniform on the unit sphere (Sun et al. 2025, Sec. 7.1; defaults d = 20, K
+    = 50, noise 0.5, unit arms).
 
     Example::
 
@@ -182,8 +188,8 @@ class DistanceEnv(NonlinearEnv):
     """
 
     name = "distance"
-    description = "negative distance to a unit theta* (E-DIST), fixed arms, Gaussian noise"
-    paper = "seed-000 (E-DIST)"
+    description = "negative distance to a unit theta*, fixed arms, Gaussian noise"
+    paper = "Sun et al. 2025, Sec. 7.1"
 
     def draw_params(self, key: jax.Array) -> jax.Array:
         return draw_vectors(key, (self.dim,), "sphere", 1.0)
@@ -194,9 +200,9 @@ class DistanceEnv(NonlinearEnv):
 
 @register_env
 class QuadraticEnv(NonlinearEnv):
-    """E-QUAD: ``reward = scale * ||A^T x_a||^2 + N(0, noise_std^2)`` with ``A`` ``(d, d)``
-    i.i.d. ``N(0, 1)`` (seed-000 sections 3.1-3.2; ``scale = 0.01``, d = 20, K = 50, noise 0.5,
-    unit arms).
+    """The quadratic bandit (Sun et al. 2025, Sec. 7.1): ``reward = scale * ||A^T x_a||^2 + N(0,
+    noise_std^2)`` with ``A`` ``(d, d)`` i.i.d. ``N(0, 1)`` (Sun et al. 2025, Sec. 7.1; ``scale =
+    0.01``, d = 20, K = 50, noise 0.5, unit arms).
 
     Attributes (beyond :class:`NonlinearEnv`'s): scale: the factor of ``x^T A A^T x``.
 
@@ -206,8 +212,8 @@ class QuadraticEnv(NonlinearEnv):
     """
 
     name = "quadratic"
-    description = "quadratic reward 0.01 x^T A A^T x (E-QUAD), fixed arms, Gaussian noise"
-    paper = "seed-000 (E-QUAD)"
+    description = "quadratic reward 0.01 x^T A A^T x, fixed arms, Gaussian noise"
+    paper = "Sun et al. 2025, Sec. 7.1"
 
     scale: float = 0.01
 
@@ -238,7 +244,7 @@ class RandomMLPEnv(NonlinearEnv):
 
     name = "random-mlp"
     description = "mean reward from a random ReLU network, fixed arms, Gaussian noise"
-    paper = "neural-bandit test bed (seed-000/002 network)"
+    paper = "test bed (the network of Sun et al. 2025, Sec. 4.3 and Bae & Lee 2025, Sec. 2)"
 
     scale: float = 1.0
     width: int = struct.field(pytree_node=False, default=32)
@@ -271,7 +277,8 @@ class RandomMLPEnv(NonlinearEnv):
 
 
 # ------------------------------------------------------------------------------------------------
-# The Ensemble++ paper's nonlinear tasks (seed-001 E4, E5, E10; section 7 overrides E4's table).
+# The Ensemble++ paper's nonlinear tasks (Li et al. 2024, Sec. 5.2, App. F.2; the authors' code
+# where the paper and the code differ).
 
 #: ``PoolNonlinearEnv.instance``: a fresh instance per run, the authors' shared one (at their
 #: sizes), or one shared instance drawn by the authors' recipe at any sizes.
@@ -285,7 +292,8 @@ def authors_pool_draws(
     """The Ensemble++ authors' pool instance, drawn with NumPy as their code draws it.
 
     Their ``SyntheticNonlinModel`` (``jiawei415/Information_Directed_Sampling``,
-    ``env/synthetic.py``; seed-001 section 7) uses one ``np.random.default_rng(seed)`` (2022):
+    ``env/synthetic.py``; Li et al. 2024, the authors' code) uses one
+    ``np.random.default_rng(seed)`` (2022):
 
     1. the pool ``standard_normal((P, d))`` in float32, each row divided by its norm;
     2. for the quadratic task (``draw_theta``), ``Theta = standard_normal((d, d))`` in float32
@@ -293,8 +301,8 @@ def authors_pool_draws(
     3. ``choice(arange(P, dtype=int32), K, replace=False)`` once in the constructor
        (``set_context``), and again at the start of every round: their loops call
        ``set_context()`` first thing in round t. Round t (0-based) therefore offers the subset
-       of draw ``t + 2``, counting the constructor's draw as draw 1 (seed-001 section 7); the
-       constructor's subset is never offered. When ``K == P`` they draw nothing and offer
+       of draw ``t + 2``, counting the constructor's draw as draw 1 (Li et al. 2024, the authors'
+       code); the constructor's subset is never offered. When ``K == P`` they draw nothing and offer
        ``arange(P)`` every round.
 
     Args:
@@ -383,12 +391,12 @@ class PoolNonlinearEnv(Env):
 
     ``instance="per_run"`` (default): every run draws its own pool and reward function from its
     key, and fresh subsets each round (uniform without replacement). ``instance="authors"``: all
-    runs share the authors' instance and subset sequence (seed-001 section 7), drawn with NumPy
-    from ``authors_seed`` with the authors' recipe (:func:`authors_pool_draws`) at the authors'
-    sizes (:attr:`AUTHORS_SIZES`: d = 100, P = 1,000, K = 50; other sizes are a ``ValueError``,
-    since they would draw another instance); only the reward noise and the agents vary across
-    runs. ``instance="authors_recipe"``: the same recipe and sharing at any sizes (small test
-    instances). The subsets of the first ``authors_rounds`` rounds are precomputed (int16, 1 MB
+    runs share the authors' instance and subset sequence (Li et al. 2024, the authors' code), drawn
+    with NumPy from ``authors_seed`` with the authors' recipe (:func:`authors_pool_draws`) at the
+    authors' sizes (:attr:`AUTHORS_SIZES`: d = 100, P = 1,000, K = 50; other sizes are a
+    ``ValueError``, since they would draw another instance); only the reward noise and the agents
+    vary across runs. ``instance="authors_recipe"``: the same recipe and sharing at any sizes (small
+    test instances). The subsets of the first ``authors_rounds`` rounds are precomputed (int16, 1 MB
     at the defaults); later rounds cycle through them (round t offers subset
     ``t mod authors_rounds``).
 
@@ -406,7 +414,7 @@ class PoolNonlinearEnv(Env):
         ("dim", 100), ("pool_size", 1000), ("num_arms", 50))
     #: the paper's methods (Ensemble++, Ensemble+, EpiNet, greedy, LMC-TS) and uniform play
     agent_families = ("baseline", "neural-ensemble")
-    default_horizon = 10_000  # seed-001 A10: T = 10^4 quick default (10^5 for paper scale)
+    default_horizon = 10_000  # T = 10^4 quick default (10^5 for paper scale)
     default_runs = 10
 
     dim: int = struct.field(pytree_node=False, default=100)
@@ -529,11 +537,12 @@ class PoolNonlinearEnv(Env):
 class QuadraticPoolEnv(PoolNonlinearEnv):
     """Ensemble++'s Quadratic task: ``reward = scale * x_a^T Theta Theta^T x_a + N(0, sigma^2)``.
 
-    ``Theta`` ``(d, d)`` i.i.d. ``N(0, 1)``; ``scale = 0.01``, ``sigma = 0.1`` (A15: the code's
-    ``normal(0, eta)``, eta = 0.1), d = 100; each round offers K = 50 distinct vectors of a pool
-    of 1,000 unit vectors (seed-001 E4, E5, E8; Fig. 1). ``instance="authors"`` is the authors'
-    exact instance and subset sequence (section 7; :func:`authors_pool_draws`). Regret is
-    ``max_k h(x_k) - h(x_a)`` over the offered arms. Fields of :class:`PoolNonlinearEnv`, plus:
+    ``Theta`` ``(d, d)`` i.i.d. ``N(0, 1)``; ``scale = 0.01``, ``sigma = 0.1`` (the code's
+    ``normal(0, eta)``, eta = 0.1; App. F.2's "N(0, 0.1)"), d = 100; each round offers K = 50
+    distinct vectors of a pool of 1,000 unit vectors (Li et al. 2024, Sec. 5.2, App. F.2; Figs. 1,
+    3, 14). ``instance="authors"`` is the authors' exact instance and subset sequence (their code;
+    :func:`authors_pool_draws`). Regret is ``max_k h(x_k) - h(x_a)`` over the offered arms. Fields
+    of :class:`PoolNonlinearEnv`, plus:
 
     Attributes:
       scale: the factor of ``x^T Theta Theta^T x``.  noise_std: sigma.
@@ -547,7 +556,7 @@ class QuadraticPoolEnv(PoolNonlinearEnv):
     name = "quadratic-pool"
     task = "quadratic"
     description = "Ensemble++ quadratic 0.01 x^T Theta Theta^T x, 50 of a 1,000-arm pool per round"
-    paper = "seed-001 (Ensemble++ E4-E8, Quadratic)"
+    paper = "Li et al. 2024, Sec. 5.2, App. F.2 (Figs. 1, 3, 14)"
 
     scale: float = 0.01
     noise_std: float = 0.1
@@ -579,10 +588,10 @@ class RandomMLPBernoulliEnv(PoolNonlinearEnv):
     ``f`` is a fixed random ReLU network d-50-50-2 as the authors' ``MLP`` builds it: weights
     Xavier-normal (std ``sqrt(2 / (fan_in + fan_out))``), biases PyTorch's default, uniform in
     ``[-1/sqrt(fan_in), 1/sqrt(fan_in)]``. ``tau = temperature`` (the paper's 0.1 by default;
-    the authors' code runs 1.0, seed-001 section 7). Regret is measured in ``p`` over the offered
-    arms; no Gaussian noise. The pool scheme is :class:`PoolNonlinearEnv`'s (d = 100, K = 50 of
-    P = 1,000 unit vectors). With ``instance="authors"`` the pool and the subset sequence are
-    exactly the authors' (NumPy, seed 2022) and the network is one draw shared by all runs,
+    the authors' code runs 1.0). Regret is measured in ``p`` over
+    the offered arms; no Gaussian noise. The pool scheme is :class:`PoolNonlinearEnv`'s (d = 100, K
+    = 50 of P = 1,000 unit vectors). With ``instance="authors"`` the pool and the subset sequence
+    are exactly the authors' (NumPy, seed 2022) and the network is one draw shared by all runs,
     made with JAX from ``jax.random.key(authors_seed)`` (theirs comes from torch's generator, so
     its weights cannot be reproduced without torch; the law is the same).
 
@@ -597,7 +606,7 @@ class RandomMLPBernoulliEnv(PoolNonlinearEnv):
     name = "random-mlp-bernoulli"
     task = "neural-classification"
     description = "Ensemble++ neural task: Bernoulli(softmax(MLP(x)/tau)_1), 50 of a 1,000 pool"
-    paper = "seed-001 (Ensemble++ E4-E5, Neural)"
+    paper = "Li et al. 2024, Sec. 5.2, App. F.2 (Figs. 3, 10)"
     agent_families = ("baseline", "neural-ensemble")
 
     temperature: float = 0.1
@@ -645,7 +654,8 @@ class RandomMLPBernoulliEnv(PoolNonlinearEnv):
 
 @register_env
 class VectorQuadraticEnv(NonlinearEnv):
-    """LMC-TS's quadratic bandit (``devzhk/LMCTS`` ``QuadBandit``; seed-001 E10, section 7).
+    """LMC-TS's quadratic bandit (``devzhk/LMCTS`` ``QuadBandit``; Li et al. 2024,
+    App. F.2).
 
     ``reward = scale * <x_a, theta>^2 + N(0, noise_std^2)`` with ``scale = 10``, theta a unit
     vector (a normalised Gaussian: on the sphere, not in the ball as the paper says), and
@@ -662,8 +672,8 @@ class VectorQuadraticEnv(NonlinearEnv):
 
     name = "vector-quadratic"
     task = "vector-quadratic"
-    description = "LMC-TS quadratic 10 (x^T theta)^2, 50 fresh unit contexts per round (E10)"
-    paper = "seed-001 (Ensemble++ E10; LMC-TS QuadBandit)"
+    description = "LMC-TS quadratic 10 (x^T theta)^2, 50 fresh unit contexts per round"
+    paper = "Li et al. 2024, App. F.2 (Xu et al. 2022's QuadBandit)"
     agent_families = ("baseline", "neural-ensemble")
     default_horizon = 10_000
     default_runs = 10

