@@ -86,7 +86,8 @@ __all__ = [
 ]
 
 #: Rows of the ring buffer an agent with ``buffer_size=None`` keeps on an arm set that changes
-#: between rounds (2,000: seed-002's horizon and buffer, so the whole history of shorter runs).
+#: between rounds (2,000: Bae & Lee 2025's horizon and buffer, so the whole history of shorter
+#: runs).
 AUTO_BUFFER = 2000
 
 ActionKind = Literal["index", "pair", "vector"]
@@ -414,7 +415,7 @@ class Agent(struct.PyTreeNode):
         """Raises ``ValueError`` naming the field when a setting has the wrong type or is out of
         range. Subclasses extend it and call ``super().validate()`` first (the type checks).
 
-        The shared field names (DESIGN section 1) are range-checked here, once for every agent:
+        The field names that agents share are range-checked here, once for every agent:
         ``reg`` and ``kappa`` positive; ``noise_std``, ``explore_scale``, ``perturb_std``,
         ``prior_scale``, ``learning_rate`` and ``param_bound`` finite and >= 0; ``delta`` in
         (0, 1); the sizes positive integers (``buffer_size`` may be None).

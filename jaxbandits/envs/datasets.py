@@ -437,8 +437,8 @@ class ShuttleEppEnv(_EnsemblePPClassification):
     Each row's 9 raw features scaled to unit L2 norm, one shuffled pass over all rows per run,
     block (disjoint) features ``e_j (x) c``, ``reward = 1[a = y] + N(0, 0.1^2)``
     (App. F.2's "N(0, 0.1)" read as std 0.1). Reads ``shuttle.trn`` (43,500 rows; the paper used
-    OpenML's 58,000-row file, which :func:`download` writes as ``shuttle.csv``). A uniform random policy has regret
-    ``T (1 - 1/7)``; always playing class 1 has about ``0.21 T``.
+    OpenML's 58,000-row file, which :func:`download` writes as ``shuttle.csv``). A uniform random
+    policy has regret ``T (1 - 1/7)``; always playing class 1 has about ``0.21 T``.
 
     Example::
 
