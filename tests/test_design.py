@@ -1,4 +1,4 @@
-"""G-optimal design and its rounding (seed-000 section 2.4; section 5, checks 7-8)."""
+"""G-optimal design and its rounding (Sun et al. 2025, Algs. 2-3, App. B.6)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,10 @@
-"""float64 identities of the closed-form ensemble agents (issue 3) against batch formulas.
+"""float64 identities of the closed-form ensemble agents against batch formulas.
 
 * ``lin-es``: every member equals its perturbed ridge solution ``V^{-1}(W^j + sum x (y + Z^j))``.
 * Lee & Oh's Proposition 2, pathwise: ``lin-es`` with ``m = T`` and round robin is ``lin-phe``.
 * Ensemble++: the Kalman-form factor after 500 adaptive updates equals the batch form
   ``A_t = Sigma_t (Sigma_0^{-1} A_0 + sum_s x_s z_s^T / sigma)``, and on one-hot features it is
-  the scalar per-arm recursion of seed-001 section 2.7.
+  the scalar per-arm recursion of Li et al. 2024, Example 1.
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def test_lin_es_members_equal_their_perturbed_ridge_solutions():
 
 
 def test_lin_es_without_perturbations_is_greedy_ridge():
-    """seed-003 section 7.7: sigma_R = 0 and W = 0 reduce every member to the ridge estimate."""
+    """Lee & Oh 2024, Eq. 5: sigma_R = 0 and W = 0 reduce every member to the ridge estimate."""
     env = jb.make_env("linear", dim=3, num_arms=5)
     agent = jb.make_agent("lin-es", ensemble_size=3, perturb_std=0.0, init_perturbation=False)
     state, trace = drive(env, agent, jax.random.key(1), 50)
@@ -135,7 +135,8 @@ def test_proposition_2_through_the_runner():
 
 
 def _ensemble_pp_batch(agent, init_key, x, y, z):
-    """The closed forms of seed-001 section 2.2 in the paper's notation (Sigma, not V)."""
+    """The closed forms of Li et al. 2024, Sec. 3.1, Eqs. 2-4 in the paper's notation (Sigma, not
+    V)."""
     dim = x.shape[1]
     sigma, lam = agent.noise_std, agent.reg
     a0 = np.asarray(agent.init(init_key, jb.Spec(dim=dim, num_arms=0)).factor)
@@ -167,7 +168,7 @@ def test_ensemble_pp_factor_equals_batch_form(config):
 
 
 class OneHotEnv(jb.Env):
-    """K independent Gaussian arms as one-hot features (seed-001 section 2.7, Example 1)."""
+    """K independent Gaussian arms as one-hot features (Li et al. 2024, Example 1, Example 1)."""
 
     name = ""
     num_arms: int = struct.field(pytree_node=False, default=4)

@@ -1,10 +1,11 @@
-"""GLM environments and agents: structure checks and seed-000's orderings at small scale.
+"""GLM environments and agents: structure checks and Sun et al. 2025's orderings at small
+scale.
 
-The orderings (seed-000 section 5 D, checks 15 and 17) run on a small E-LOG (``logistic`` with
+The orderings (Sun et al. 2025, Sec. 7.3, Fig. 1) run on a small ``logistic`` bandit (with
 d = 5, K = 10, unit theta* and arms, sigma = 0.5; T = 1,500-2,000 instead of 10,000). Every
-agent in a comparison shares the solver and the warm-up (seed-000 A3, A16). Tolerances are stated
-next to each assertion; "SE" is the standard error of a paired mean difference over runs (common
-random numbers: run r of every agent sees the same instance and noise).
+agent in a comparison shares the solver and the warm-up (mean-loss gd, the GLM-ES warm-up).
+Tolerances are stated next to each assertion; "SE" is the standard error of a paired mean difference
+over runs (common random numbers: run r of every agent sees the same instance and noise).
 """
 
 from __future__ import annotations
@@ -154,9 +155,10 @@ def test_gd_loss_reductions():
         glm_gd(*args, learning_rate=0.1, num_steps=1, reduction="median")
 
 
-def test_seed_002_baselines_kappa_invariance_and_greedy_limit():
-    """seed-002 checks 9 and 12: ada-OFU-ECOLog's actions do not depend on kappa, Logistic-UCB-1's
-    do; with nu = 0 both are the same greedy algorithm (identical regret, bit for bit)."""
+def test_faury_baselines_kappa_invariance_and_greedy_limit():
+    """The baselines of Bae & Lee 2025, Sec. 7: ada-OFU-ECOLog's actions do not depend on kappa,
+    Logistic-UCB-1's do; with nu = 0 both are the same greedy algorithm (identical regret, bit for
+    bit)."""
     env = jb.make_env("logistic-bernoulli", dim=4, num_arms=5, theta_scale=3.0)
     kappas = {"kappa": [1.0, 100.0]}
     ada = jb.sweep(env, jb.make_agent("ada-ofu-ecolog", update_every=10), 0, kappas, 200, 4,
@@ -191,7 +193,7 @@ def test_ring_buffer_agents_learn_with_fresh_arms():
 
 
 # ------------------------------------------------------------------------------------------------
-# Orderings of seed-000 section 5 D at small scale.
+# Orderings of Sun et al. 2025, Sec. 7.3 at small scale.
 
 
 @pytest.mark.slow

@@ -1,4 +1,4 @@
-"""float64 identities of the GLM core and GLM-ES (seed-000 section 5, checks 2-4 and 23)."""
+"""float64 identities of the GLM core and GLM-ES (Sun et al. 2025, Sec. 4.2, Alg. 1)."""
 
 from __future__ import annotations
 

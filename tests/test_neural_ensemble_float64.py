@@ -1,4 +1,4 @@
-"""Neural Ensemble++ identities in float64 (seed-001 section 5, checks 7-9 and 12): the
+"""Neural Ensemble++ identities in float64 (Li et al. 2024, Sec. 3.3, Alg. 1): the
 coordinate-index loss is the canonical per-head loss, stop-gradient, the frozen prior, the
 linear-network equivalence with linear Ensemble++, the parameter counts, minibatch Adam with
 coupled L2, and vmap over runs = a loop over runs."""
@@ -34,7 +34,7 @@ SMALL = MLPBackbone(hidden=(6,))
 
 
 class Identity(nnx.Module):
-    """h(x) = x: the linear special case of seed-001 check 8."""
+    """h(x) = x: the linear special case (Li et al. 2024, Sec. 3.1)."""
 
     def __init__(self, in_features, *, rngs):
         del in_features, rngs
@@ -110,7 +110,7 @@ def test_stop_gradient_and_the_frozen_prior():
 
 
 def test_linear_network_recovers_linear_ensemble_pp():
-    """Check 8: with h = identity, s_post = s_prior = 1, W0 = A0 and the coupled L2 of
+    """With h = identity, s_post = s_prior = 1, W0 = A0 and the coupled L2 of
     minibatch Adam (``reg / |D|``), the exact minimiser of the agent's objective on the whole
     buffer is linear Ensemble++ with sigma = c and lambda = reg / 2: b = mu_t, W + W0 = A_t."""
     reg = 0.8

@@ -137,10 +137,10 @@ def test_lee_oh_demo_tiny(tmp_path):
     # Proposition 2 through the runner: ES with m = T played in turn is LinPHE, run by run.
     (verdict,) = [v for claim, v, _ in report.claims if claim.startswith("E1")]
     assert verdict is True
-    # The theory calibration is beta_T of seed-003 section 2.4 (3.85 at d = 5, T = 1000).
+    # The theory calibration is beta_T of Lee & Oh 2024, Thm 1 (3.85 at d = 5, T = 1000).
     assert report.data["e2"]["scales"]["practical"] == config.noise_std
     assert module.beta(module.SCALES["small"], 5, 1000) == pytest.approx(3.85, abs=0.01)
-    # E2's ES at each m and calibration is lin-es with that size and perturbation scale
+    # The ES at each m and calibration is lin-es with that size and perturbation scale
     for m, by_cal in report.data["e2"]["ES"].items():
         for cal, result in by_cal.items():
             assert result.agent_config["ensemble_size"] == m

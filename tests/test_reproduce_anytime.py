@@ -1,4 +1,5 @@
-"""Smoke tests of the anytime-ensemble reproductions (seed-000 Figures 1-3) and their notebook.
+"""Smoke tests of the anytime-ensemble reproductions (Sun et al. 2025, Figures 1-3) and their
+notebook.
 
 Each script's ``main`` runs at the test-only ``--scale tiny`` into a temporary folder; the tests
 check the PNG and the markdown report, the rows the configuration implies, finite numbers, the

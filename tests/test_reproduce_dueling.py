@@ -1,5 +1,6 @@
-"""Smoke tests of the NVLDB reproduction (seed-004: Fig. 2, Figs. E.1 and E.5-E.8, Tables E.2-E.3,
-the Statlog study, App. E.3 compute), of the acceptance-ordering script and of the notebook.
+"""Smoke tests of the NVLDB reproduction (Oh et al. 2026, Fig. 2, Figs. E.1 and E.5-E.8, Tables
+E.2-E.3, the Statlog study, App. E.3 compute), of the acceptance-ordering script and of the
+notebook.
 
 The script's ``main`` runs at the test-only ``--scale tiny`` into a temporary folder; the test
 checks the PNG and the markdown report, the rows the configuration implies, finite numbers and

@@ -1,5 +1,5 @@
-"""Smoke test of the neural Ensemble++ reproduction (seed-001 E4-E10: Figs. 1/10, 3, 4, 11, 14,
-the LMC-TS comparison and the moderation task) and its notebook.
+"""Smoke test of the neural Ensemble++ reproduction (Li et al. 2024, Sec. 5.2, App. F-G: Figs. 1/10,
+3, 4, 11, 14, the LMC-TS comparison and the moderation task) and its notebook.
 
 The script's ``main`` runs at the test-only ``--scale tiny`` into a temporary folder (eight
 programs: ES++, Greedy and random on a tiny quadratic, ES++ and LMC-TS on a tiny
@@ -30,7 +30,7 @@ def tiny(tmp_path_factory):
 def test_ensemble_pp_neural_tiny(tiny):
     module, config, report = tiny
     panels, runner = report.data["panels"], report.data["runner"]
-    # the parameter counts of check 9, in the table and as a reproduced claim
+    # the parameter counts of App. A.7.1, in the table and as a reproduced claim
     counts = report.table("Parameter counts")
     assert counts.row_labels == ["ES++", "EpiNet", "Ensemble+", "Greedy"]
     assert [row[1] for row in counts.rows[:3]] == ["11,713", "17,931", "22,288"]

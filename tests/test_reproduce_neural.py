@@ -1,5 +1,5 @@
-"""Smoke tests of the neural reproductions (seed-000 Figure 1 E-DIST / E-QUAD and 2(d); seed-002
-Figures 1-2 and Table 2) and their notebook.
+"""Smoke tests of the neural reproductions (Sun et al. 2025, Fig. 1 distance / quadratic and 2(d);
+Bae & Lee 2025, Figures 1-2 and Table 2) and their notebook.
 
 Each script's ``main`` runs at the test-only ``--scale tiny`` into a temporary folder; the tests
 check the PNG and the markdown report, the rows the configuration implies and finite numbers. The
@@ -51,7 +51,7 @@ def test_neurallog_figs_tiny(tmp_path):
     assert [(r[0], r[1]) for r in obd.rows] == expected
     for row in obd.rows:
         assert all(0.0 <= float(c) <= 1.0 for c in row[2:-1])  # CTRs
-    # the default configuration is one run, shared by every sweep (spec check 11)
+    # the default configuration is one run, shared by every sweep
     rows = report.data["obd"]
     default = rows["m", config.widths[0]]
     assert all(rows["kappa", config.kappas[0]][k] is v for k, v in default.items())

@@ -1,4 +1,4 @@
-"""Tools around results (issue 11): no plotting import from results, readable plots, tidy
+"""Tools around results: no plotting import from results, readable plots, tidy
 DataFrames, paired comparisons under common random numbers, the run record (``run_info``),
 progress lines and the warm-up warning."""
 

@@ -1,6 +1,6 @@
 """Replay of logged bandit data: the Open Bandit Dataset (OBD) as a K = 5 replay environment.
 
-Seed-002 App. J.1 (spec section 4.4): OBD's uniform-random logging policy chose an item for a
+Bae & Lee 2025, App. J.1: OBD's uniform-random logging policy chose an item for a
 user at one of 3 display positions and logged whether it was clicked. Each logged event becomes a
 round with a **candidate set** of ``num_candidates = 5`` items: the logged item plus the 4 other
 items with the highest user-item affinity scores (``user-item_affinity_<item>``; ties broken by

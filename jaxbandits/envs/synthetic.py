@@ -86,8 +86,8 @@ class SyntheticState(struct.PyTreeNode):
 
 @register_env
 class NeuralLogSyntheticEnv(Env):
-    """Seed-002's synthetic logistic bandit: K of a per-run pool of vectors per round,
-    ``reward ~ Bernoulli(sigmoid(h(x_a)))`` for one of the six latent functions.
+    """Bae & Lee 2025's synthetic logistic bandit (Sec. 7, App. J): K of a per-run pool of vectors
+    per round, ``reward ~ Bernoulli(sigmoid(h(x_a)))`` for one of the six latent functions.
 
     Attributes:
       dim: d.  num_arms: K.

@@ -384,8 +384,8 @@ def ntk_limit(x: jax.Array, depth: int) -> jax.Array:
 
 
 def effective_dimension(gram: jax.Array, reg: jax.Array | float, horizon: int) -> jax.Array:
-    """Seed-000's effective dimension ``log det(I + T H / reg) / log(1 + T K / reg)`` for the
-    ``(K, K)`` NTK Gram matrix ``H`` of a fixed arm set and horizon ``T``."""
+    """The effective dimension of Sun et al. 2025, Sec. 5.2 ``log det(I + T H / reg) / log(1 + T K /
+    reg)`` for the ``(K, K)`` NTK Gram matrix ``H`` of a fixed arm set and horizon ``T``."""
     num_arms = gram.shape[-1]
     eye = jnp.eye(num_arms, dtype=gram.dtype)
     _, logdet = jnp.linalg.slogdet(eye + horizon * gram / reg)
