@@ -348,7 +348,7 @@ class UCBGLM(GLMAgent):
 
     name = "ucb-glm"
     description = "UCB-GLM: regularised MLE plus alpha ||x||_{V^-1} (warm-up as GLM-ES)"
-    paper = "Li et al. 2017; baseline for Sun et al. 2025, Sec. 7.2"
+    paper = "Li et al. 2017; baseline of Sun et al. 2025, Sec. 7.2"
     family = "glm"
     action_kinds = ("index",)
 
@@ -391,7 +391,7 @@ class GLMTSLState(struct.PyTreeNode):
 
 @register_agent
 class GLMTSL(GLMAgent):
-    """GLM-TSL (Kveton et al. 2020b): Thompson sampling from the Laplace approximation.
+    """GLM-TSL (Kveton et al. 2020): Thompson sampling from the Laplace approximation.
 
     After ``warmup`` design rounds, with ``theta_bar`` the regularised MLE and
     ``H_bar = reg I + sum_l mu'(X_l^T theta_bar) X_l X_l^T`` its Hessian::
@@ -406,7 +406,7 @@ class GLMTSL(GLMAgent):
 
     name = "glm-tsl"
     description = "GLM-TSL: Thompson sampling from the Laplace posterior N(MLE, a^2 H^-1)"
-    paper = "Kveton et al. 2020; baseline for Sun et al. 2025, Sec. 7.2"
+    paper = "Kveton et al. 2020; baseline of Sun et al. 2025, Sec. 7.2"
     family = "glm"
     action_kinds = ("index",)
 

@@ -34,7 +34,7 @@ class RandomAgent(Agent):
 
     name = "random"
     description = "uniformly random arm (the reference every agent must beat)"
-    paper = "baseline"
+    paper = "—"
     family = "baseline"
     action_kinds = ("index", "pair", "vector")
     input_kinds = ("arms", "tokens")
@@ -84,7 +84,7 @@ class Greedy(LinearScores, RidgeAgent):
 
     name = "greedy"
     description = "ridge regression, always exploit"
-    paper = "baseline (Li et al. 2024, Sec. 5.2)"
+    paper = "the Greedy baseline of Li et al. 2024, Sec. 5.2"
     family = "linear"
     action_kinds = ("index", "vector")
 

@@ -180,7 +180,7 @@ class UCB1(MABAgent):
 
     name = "ucb1"
     description = "UCB1: empirical mean plus sqrt(2 log t / T_i) (K-armed)"
-    paper = "Auer, Cesa-Bianchi & Fischer 2002; baseline of Boutilier et al. 2020"
+    paper = "Auer et al. 2002; baseline of Boutilier et al. 2020"
 
     explore_scale: float = 1.0
 
@@ -272,7 +272,7 @@ class SoftElim(SoftmaxPolicy, MABAgent):
 
     name = "soft-elim"
     description = "SoftElim: softmax of -2 T_i gap_i^2 / theta (the meta-learned policy)"
-    paper = "Boutilier et al. 2020 (differentiable meta-learning of bandit policies)"
+    paper = "Boutilier et al. 2020"
     family = "differentiable"
 
     explore_scale: float = 1.0

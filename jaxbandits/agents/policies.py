@@ -56,7 +56,7 @@ class Softmax(SoftmaxPolicy, Agent):
 
     name = "softmax"
     description = "Boltzmann (softmax) policy over any argmax agent's scores"
-    paper = "Boutilier et al. 2020 (differentiable meta-learning); Sutton & Barto"
+    paper = "Boutilier et al. 2020; Sutton & Barto 2018"
     family = "differentiable"
     action_kinds = ("index",)
 
@@ -176,7 +176,7 @@ class NeuralPolicy(SoftmaxPolicy, MABAgent):
 
     name = "neural-policy"
     description = "softmax policy of a small MLP on per-arm statistics (learned by gradient)"
-    paper = "Boutilier et al. 2020 (differentiable meta-learning)"
+    paper = "Boutilier et al. 2020"
     family = "differentiable"
 
     network: Any = struct.field(pytree_node=False, default=None)
