@@ -59,7 +59,8 @@ def _trace(env, agent, horizon: int, key: int = 0):
 
 
 def test_paper_schedules():
-    """Check 9: boundaries, epoch lengths and the regret factor l(1/2, 3/2, 100, phi^2)."""
+    """Sun et al. 2025, Sec. 6: boundaries, epoch lengths and the regret factor l(1/2, 3/2, 100,
+    phi^2)."""
     boundaries = doubling_boundaries(100, GOLDEN_GROWTH, 10_000)
     np.testing.assert_array_equal(boundaries, [100, 261, 685, 1794, 4697, 12299])
     np.testing.assert_array_equal(np.diff(boundaries, prepend=0),
@@ -86,7 +87,7 @@ def test_boundaries_are_exact_in_float32_for_the_paper_grid():
 
 
 def test_wrapper_restarts_the_wrapped_state_at_every_boundary():
-    """Check 10 on a black-box agent (LinTS): the wrapped state is fresh after each T_e."""
+    """Full restarts on a black-box agent (LinTS): the wrapped state is fresh after each T_e."""
     env = jb.make_env("linear", dim=3, num_arms=5)
     agent = Anytime(agent=jb.make_agent("lin-ts"), first_epoch=5, growth=2.0)
     agent.validate()
@@ -105,7 +106,7 @@ def test_wrapper_restarts_the_wrapped_state_at_every_boundary():
 
 
 def test_glm_es_epochs_reset_counts_reschedule_and_rerun_the_warmup():
-    """Check 10 on GLM-ES: at t = T_e + 1 the counts are zero, m_e = ceil(2 ln L_e) and
+    """Full restarts on GLM-ES: at t = T_e + 1 the counts are zero, m_e = ceil(2 ln L_e) and
     sigma_R,e = 0.02 ln L_e come from the planned length, and the warm-up of min(tau, L_e)
     design pulls reruns."""
     env = jb.make_env("logistic", dim=3, num_arms=5)

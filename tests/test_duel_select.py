@@ -81,7 +81,7 @@ def _members(u, widths, mode):
 
 
 # ------------------------------------------------------------------------------------------------
-# Check 4: widths.
+# Widths.
 
 
 @pytest.mark.usefixtures("x64")
@@ -109,7 +109,7 @@ def test_widths_clamp_a_negative_quadratic_form_to_zero():
 
 
 # ------------------------------------------------------------------------------------------------
-# Check 5: a = 0.
+# a = 0.
 
 
 @pytest.mark.usefixtures("x64")
@@ -227,7 +227,7 @@ def test_ge_candidates_always_hold_the_greedy_arm_and_empty_strict_sets_are_dege
 
 
 # ------------------------------------------------------------------------------------------------
-# Check 7: Thompson-sampling laws, keys, jit and vmap.
+# Thompson-sampling laws, keys, jit and vmap.
 
 NUM_DRAWS = 20_000
 # The frequency of each of the K^2 pairs over NUM_DRAWS independent draws has a standard error of

@@ -166,8 +166,8 @@ def test_minibatch_adam_is_adam_on_resampled_batches_with_coupled_l2():
 
 
 def test_parameter_counts():
-    """Check 9: the paper's counts at d = 100, D = 64, C = 1, M = 8, and the code's trainable
-    count of Ensemble++ (11,200 = the trunk's 10,624 + base 64 + factor 512)."""
+    """Li et al. 2024, App. A.7.1: the paper's counts at d = 100, D = 64, C = 1, M = 8, and the
+    code's trainable count of Ensemble++ (11,200 = the trunk's 10,624 + base 64 + factor 512)."""
     assert [paper_param_count(h, 100) for h in ("ensemble++", "epinet", "ensemble+")] == [
         11_713, 17_931, 22_288]
     assert IndexNetwork("ensemble++", 100).num_trainable == 11_200
@@ -181,7 +181,7 @@ def test_parameter_counts():
 
 @pytest.mark.parametrize("name", ["ensemble-plus", "epinet"])
 def test_vmap_over_runs_equals_a_loop(name):
-    """Check 12: act and update are pure and scan-able; a vmap over runs gives each run's own
+    """Act and update are pure and scan-able; a vmap over runs gives each run's own
     result (EpiNet: per-row index draws; Ensemble+: one-hot indices and a prior network)."""
     agent = jb.make_agent(name, backbone=SMALL, ensemble_size=SIZE, update_start=2,
                           batch_size=4, buffer_size=8, num_grad_steps=2, num_index_samples=3)

@@ -83,7 +83,7 @@ def test_validation_names_the_field():
                                         ("neurallog-ts-2", "practical"),
                                         ("neurallog-ucb-2", "theory")])
 def test_zero_exploration_index_is_the_mean(name, mode):
-    """Check 12 at the level of one index: with ``nu = 0`` the index (a TS draw too) is the mean:
+    """At the level of one index: with ``nu = 0`` the index (a TS draw too) is the mean:
     ``mu(f)`` (UCB-1), ``f`` or, for UCB-2 in theory mode, ``g(x; theta_0)^T (theta -
     theta_0)``, after a few rounds with training."""
     agent = jb.make_agent(name, mode=mode, explore_scale=0.0, **{**TINY_NET, "update_every": 2})
@@ -110,8 +110,8 @@ def test_zero_exploration_index_is_the_mean(name, mode):
 
 @pytest.mark.full
 def test_greedy_limit_and_kappa_invariance():
-    """Checks 9 and 12 (practical mode), one compilation per agent: a sweep over ``nu`` in
-    {0, 0.01} and ``kappa`` in {10, 1000} with common random numbers.
+    """Kappa invariance and the greedy limit (practical mode), one compilation per agent: a sweep
+    over ``nu`` in {0, 0.01} and ``kappa`` in {10, 1000} with common random numbers.
 
     * ``nu = 0``: the agents ranking by ``f`` are greedy on the same network and training, so
       their trajectories (per-step regret) coincide, bit for bit, whatever kappa. UCB-1 ranks by
