@@ -130,3 +130,22 @@ def test_jaxbandits_list_prints_paper_keys(capsys):
     assert "paper" in out and "Li et al. 2024" in out and "Oh et al. 2026" in out
     hits = [line for line in out.splitlines() if _SPEC_CITATION.search(line)]
     assert not hits, hits
+
+
+def test_the_catalogue_page_is_generated_from_the_registry():
+    """docs/catalogue.md is ``docs/gen_catalogue.py``'s output for today's registry (after adding
+    or changing an environment or agent, run ``python docs/gen_catalogue.py``), and it lists every
+    registered name with its paper."""
+    import importlib.util
+
+    from jaxbandits.registry import AGENTS, ENVS, describe_agent
+
+    spec = importlib.util.spec_from_file_location("gen_catalogue", DOCS / "gen_catalogue.py")
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    page = gen.render()
+    for name, cls in ENVS.items():
+        assert f"### `{name}`" in page and cls.paper in page, name
+    for name in AGENTS:
+        assert f"### `{name}`" in page and describe_agent(name)[1] in page, name
+    assert (DOCS / "catalogue.md").read_text() == page, "run: python docs/gen_catalogue.py"
