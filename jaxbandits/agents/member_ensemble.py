@@ -1,7 +1,8 @@
 """The ensemble of perturbed ridge members that ``lin-es``, ``ensemble-sampling`` and ``rrls``
-share: the perturbation table (one prior draw per member, one reward draw per member and round, never
-redrawn), Lee & Oh 2024's theoretical calibration, and the base class :class:`_MemberEnsemble`.
-The agents are in :mod:`jaxbandits.agents.ensembles`, which re-exports these names.
+share: the perturbation table (one prior draw per member, one reward draw per member and round,
+never redrawn), Lee & Oh 2024's theoretical calibration, and the base class
+:class:`_MemberEnsemble`. The agents are in :mod:`jaxbandits.agents.ensembles`, which re-exports
+these names.
 """
 
 from __future__ import annotations
