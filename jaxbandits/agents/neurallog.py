@@ -76,7 +76,7 @@ from jax.flatten_util import ravel_pytree
 
 from jaxbandits.agents.glm import LOGISTIC_SLOPE_BOUND
 from jaxbandits.agents.neural import NeuralAgent
-from jaxbandits.agents.neurallog_schedules import (  # noqa: F401  (re-exported: their old import path)
+from jaxbandits.agents.neurallog_schedules import (
     confidence_factor,
     log_term,
     neurallog_lambda0,
