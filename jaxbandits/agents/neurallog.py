@@ -78,7 +78,6 @@ from jaxbandits.agents.glm import LOGISTIC_SLOPE_BOUND
 from jaxbandits.agents.neural import NeuralAgent
 from jaxbandits.agents.neurallog_schedules import (
     confidence_factor,
-    log_term,
     neurallog_lambda0,
     neurallog_schedule,
     practical_radius,
