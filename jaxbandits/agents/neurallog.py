@@ -78,6 +78,7 @@ from jaxbandits.agents.glm import LOGISTIC_SLOPE_BOUND
 from jaxbandits.agents.neural import NeuralAgent
 from jaxbandits.agents.neurallog_schedules import (
     confidence_factor,
+    log_term,  # noqa: F401  (its old import path)
     neurallog_lambda0,
     neurallog_schedule,
     practical_radius,
