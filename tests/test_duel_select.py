@@ -2,10 +2,10 @@
 Sec. 4.2, App. C.1, Listings 2-4 of App. E.2).
 
 Identities (widths, the a = 0 rules, candidate sets) run in float64 through the ``x64`` fixture
-and against slow NumPy loops written from the spec's formulas. The Thompson-sampling laws are
-checked through the empirical frequencies of the chosen pairs over many keys against a NumPy
-Monte Carlo of the same formulas (tolerance stated at the check). Each rule compiles once per
-shape.
+and against slow NumPy loops written from the paper's formulas (App. C.1, Listings 2-4). The
+Thompson-sampling laws are checked through the empirical frequencies of the chosen pairs over many
+keys against a NumPy Monte Carlo of the same formulas (tolerance stated at the check). Each rule
+compiles once per shape.
 """
 
 from __future__ import annotations
