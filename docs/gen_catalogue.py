@@ -95,10 +95,17 @@ def _entry(name: str, cls: type, description: str, paper: str, extra: list[str],
     return lines
 
 
+def _library(registry: dict) -> dict:
+    """The entries the library registers (not those a user's code or a test added)."""
+    return {n: c for n, c in registry.items() if c.__module__.startswith("jaxbandits.")}
+
+
 def render() -> str:
-    """The catalogue page, from the registry as imported."""
+    """The catalogue page, from the library's registrations."""
     import jaxbandits  # noqa: F401  (registers everything)
-    from jaxbandits.registry import AGENTS, ALIASES, ENVS
+    from jaxbandits import registry
+
+    AGENTS, ALIASES, ENVS = _library(registry.AGENTS), registry.ALIASES, _library(registry.ENVS)
 
     out = [HEADER, "## Environments", "", "| name | description | paper |", "|---|---|---|"]
     envs = sorted(ENVS.items())
