@@ -58,11 +58,11 @@ def test_throughput_script_forwards_the_dueling_agents():
     assert args.neural == ["nvldb-ucb-asym", "ndb-ucb:num_grad_steps=5"]
     assert [entry.name for entry in args.agents] == ["lin-ucb"]
     args = throughput.parse_args(["--agents", "neural-ensemble-pp,ensemble-pp,lmc-ts"])
-    assert args.neural == ["neural-ensemble-pp", "lmc-ts"]  # seed-001's, against PyTorch
+    assert args.neural == ["neural-ensemble-pp", "lmc-ts"]  # Li et al. 2024's, against PyTorch
     assert [entry.name for entry in args.agents] == ["ensemble-pp"]  # linear: NumPy
 
 
-def test_numpy_twins_of_the_seed001_environments():
+def test_numpy_twins_of_the_ensemble_pp_environments():
     """The NumPy twins of ``quadratic-pool`` and ``vector-quadratic`` (the PyTorch loops'
     environments): the authors' shared pool instance and subset sequence exactly as the JAX
     environment holds them, per-run instances of the same law (unit arms, K distinct pool rows,
@@ -99,7 +99,7 @@ def test_numpy_twins_of_the_seed001_environments():
 
 
 @pytest.mark.skipif(not HAVE_TORCH, reason="the PyTorch references need torch (.[bench])")
-def test_seed001_references_match_the_agents_update():
+def test_ensemble_pp_references_match_the_agents_update():
     """The training checks of the neural-ensemble-pp and lmc-ts references (the quick form,
     float64 only): the agent's own ``update`` and the PyTorch reference, fed the agent's random
     draws, land on the same parameters (the full benchmark runs them too; they are tested here

@@ -1,4 +1,4 @@
-"""Contextual dueling environments (issue 12, seed-004 section 3.1, A17-A21, check 9).
+"""Contextual dueling environments (Oh et al. 2026, Sec. 6, App. E.1).
 
 The synthetic tasks always run; the UCI conversions read the shared shuttle and magic files when
 present (skipped otherwise) and covertype from a tiny file written here. Identities (regret
@@ -282,7 +282,8 @@ def test_links_differ_at_the_same_gap():
 
 
 def test_square_task_is_nearly_deterministic_with_raw_utilities():
-    """A18: no clipping, so a pair with a large gap almost always returns 1."""
+    """Raw utilities (Listing 1): no clipping, so a pair with a large gap almost always returns
+    1."""
     env = jb.make_env("dueling-square", instance_seed=2)
     state, context = _round(env, seed=2)
     u = np.asarray(env.utilities(state, context.arms))

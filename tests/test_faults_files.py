@@ -1,4 +1,4 @@
-"""Fault injection on files (issue 10, item 3 and item 2 of "Found"): checkpoints and results.
+"""Fault injection on files: checkpoints and results.
 
 Every test here is pure NumPy and file-level (no JAX program is compiled). A kill is simulated by
 patching :func:`jaxbandits._io.fault_point`, which every file operation of a commit calls first:

@@ -1,4 +1,4 @@
-"""Extra per-round metrics (``Spec.metrics`` / ``Feedback.metrics``, issue 12): the runner
+"""Extra per-round metrics (``Spec.metrics`` / ``Feedback.metrics``): the runner
 accumulates them like the regret, bit for bit whatever the layout, through checkpoints and
 streamed results; ``Result`` saves, loads and reduces them; plots and the command line show them.
 

@@ -1,4 +1,4 @@
-"""Every setting is validated at construction (issue 10, item 5): field types, the remaining
+"""Every setting is validated at construction: field types, the remaining
 ranges, the command line's booleans and its results folder. Construction only: nothing here
 compiles (the CLI tests intercept ``jb.compare``)."""
 
@@ -18,7 +18,7 @@ from jaxbandits.core import check_types, field_kinds
 from jaxbandits.registry import AGENTS, ENVS
 
 # ------------------------------------------------------------------------------------------------
-# The bad inputs of issue 10.
+# Bad inputs, one per field kind.
 
 
 @pytest.mark.parametrize(

@@ -34,7 +34,7 @@ class RandomAgent(Agent):
 
     name = "random"
     description = "uniformly random arm (the reference every agent must beat)"
-    paper = "baseline"
+    paper = "—"
     family = "baseline"
     action_kinds = ("index", "pair", "vector")
     input_kinds = ("arms", "tokens")
@@ -84,7 +84,7 @@ class Greedy(LinearScores, RidgeAgent):
 
     name = "greedy"
     description = "ridge regression, always exploit"
-    paper = "baseline (seed-001 section 2.12)"
+    paper = "the Greedy baseline of Li et al. 2024, Sec. 5.2"
     family = "linear"
     action_kinds = ("index", "vector")
 
@@ -125,7 +125,7 @@ class LinUCB(RidgeAgent):
     ``beta_t`` is the OFUL radius (:func:`oful_radius`) with confidence ``1 - delta`` and
     parameter-norm bound ``param_bound``; ``explore_scale`` tunes it (the papers tune it over a
     small grid). The width is the square-rooted norm (the anytime paper's harness omits the root,
-    a quirk noted in seed-000 section 2.8).
+    a quirk noted in Sun et al. 2025, Sec. 7.2).
 
     Cost per round: on a fixed arm set (``spec.fixed_arms``) the state is a
     :class:`LinUCBState` whose squared widths are downdated by Sherman-Morrison,
@@ -136,7 +136,7 @@ class LinUCB(RidgeAgent):
 
     name = "lin-ucb"
     description = "optimism with the OFUL confidence width (tunable scale)"
-    paper = "Abbasi-Yadkori et al. 2011; baseline in seed-000/003"
+    paper = "Abbasi-Yadkori et al. 2011; baseline of Sun et al. 2025, Sec. 7.2"
     family = "linear"
     action_kinds = ("index",)
 
@@ -205,7 +205,7 @@ class LinTS(LinearScores, RidgeAgent):
 
     name = "lin-ts"
     description = "Thompson sampling from the exact Gaussian ridge posterior"
-    paper = "Agrawal & Goyal 2013; baseline in seed-000/001/003"
+    paper = "Agrawal & Goyal 2013; baseline of Li et al. 2024, Sec. 5.1"
     family = "linear"
     action_kinds = ("index", "vector")
 
