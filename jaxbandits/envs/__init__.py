@@ -1,5 +1,6 @@
 """Environments, one module per family; each registers itself by name."""
 
+from jaxbandits.envs.arrays import ArrayContext, ArrayEnv, ArrayEnvState
 from jaxbandits.envs.base import (
     REWARD_KINDS,
     finite_arm_feedback,
@@ -22,6 +23,13 @@ from jaxbandits.envs.datasets import (
     download,
     load_dataset,
     make_table,
+)
+from jaxbandits.envs.disjoint import (
+    DisjointClassificationEnv,
+    DisjointLinearEnv,
+    SharedContext,
+    SharedRowContext,
+    shared_context,
 )
 from jaxbandits.envs.dueling import (
     DuelingClassificationEnv,
@@ -81,6 +89,9 @@ from jaxbandits.envs.text import (
 
 __all__ = [
     "REWARD_KINDS",
+    "ArrayContext",
+    "ArrayEnv",
+    "ArrayEnvState",
     "BernoulliEnv",
     "BernoulliEnvState",
     "ClassificationEnv",
@@ -88,6 +99,8 @@ __all__ = [
     "DataNotFoundError",
     "DataTable",
     "DigitsEnv",
+    "DisjointClassificationEnv",
+    "DisjointLinearEnv",
     "DistanceEnv",
     "DuelingClassificationEnv",
     "DuelingClassificationState",
@@ -126,6 +139,8 @@ __all__ = [
     "RowContext",
     "RussoEnv",
     "SharedPoolInstance",
+    "SharedContext",
+    "SharedRowContext",
     "ShuttleEnv",
     "ShuttleEppEnv",
     "SyntheticState",
@@ -145,6 +160,7 @@ __all__ = [
     "finite_arm_feedback",
     "noisy_reward",
     "pool_context",
+    "shared_context",
     "encode_texts",
     "gpt2_tokenizer",
     "link_function",
