@@ -14,7 +14,8 @@ Every array may carry a leading run axis ``(R, T, ...)``: run ``r`` then plays s
 runner gives an environment only its key, so run ``r`` is recognised by its key, the one
 :func:`jaxbandits.simulate` derives from the integer ``seed`` (give ``simulate`` the same
 integer). A run without a slice (``r >= R``, or another key) and a round past ``T`` observe a
-NaN reward, which the runner reports as an error naming the run and the step.
+NaN reward, which the runner reports as an error naming the run and the step. ``make_env
+("arrays")`` without arrays raises :class:`~jaxbandits.data.DataNotFoundError` (a ``ValueError``).
 
 ``simulate``, ``compare`` and ``sweep`` all see the same arrays, so every agent meets the same
 contexts and rewards (common random numbers), and so does a peer library given the same arrays.
@@ -35,7 +36,8 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from jaxbandits.core import Context, Env, Feedback, Spec, check_seed, float_dtype
+from jaxbandits.core import Context, Env, Feedback, Spec, _show, check_seed, float_dtype
+from jaxbandits.data import DataNotFoundError
 from jaxbandits.envs.disjoint import SharedContext
 from jaxbandits.registry import register_env
 
@@ -132,6 +134,14 @@ class ArrayEnv(Env):
 
     def validate(self) -> None:
         super().validate()
+        for name in self._present():
+            value = getattr(self, name)
+            if not isinstance(value, (jax.Array, np.ndarray)) or value.dtype.kind not in "biuf":
+                raise ValueError(f"arrays: {name} must be an array of numbers, got "
+                                 f"{type(value).__name__} {_show(value)}")
+        if not self._present():
+            raise DataNotFoundError("arrays: no data given; pass contexts= (T, K, d) or shared= "
+                                    "(T, d), and means= (T, K) and/or rewards= (T, K)")
         if (self.contexts is None) == (self.shared is None):
             raise ValueError("arrays: give exactly one of contexts= (T, K, d) per-arm features "
                              "and shared= (T, d) shared contexts")
@@ -146,8 +156,6 @@ class ArrayEnv(Env):
             if isinstance(value, jax.core.Tracer):
                 return  # traced leaves (inside sweep): checked on the concrete environment
             array = np.asarray(value)
-            if array.dtype.kind not in "biuf":
-                raise ValueError(f"arrays: {name} must hold numbers, got dtype {array.dtype}")
             lead = array.ndim - _TRAILING[name]
             if lead not in (1, 2):
                 raise ValueError(f"arrays: {name} must have {_TRAILING[name] + 1} dimensions "
