@@ -37,7 +37,6 @@ from jaxbandits.linalg import (
     RidgeState,
     disjoint_init,
     disjoint_means,
-    disjoint_sample,
     disjoint_sq_widths,
     disjoint_update,
 )
@@ -139,8 +138,16 @@ class DisjointLinTS(DisjointAgent):
         check_nonnegative(self, "v")
 
     def scores(self, state: RidgeState, key: jax.Array, context: Context) -> jax.Array:
-        """``(K,)`` ``x_{t,a}^T theta~_a`` for this round's posterior draws."""
-        return disjoint_means(disjoint_sample(state, key, self.v), context.arms)
+        """``(K,)`` ``x_{t,a}^T theta~_a`` for this round's posterior draws.
+
+        Only these K numbers matter to the argmax, and with ``theta~_a ~ N(theta_a, v^2
+        A_a^{-1})`` each is exactly ``N(x_a^T theta_a, v^2 x_a^T A_a^{-1} x_a)``, independent
+        across arms: drawn as ``x_a^T theta_a + v ||x_a||_{A_a^{-1}} z_a``, ``z ~ N(0, I_K)``
+        (K normals instead of the K d of :func:`~jaxbandits.linalg.disjoint_sample`).
+        """
+        widths = jnp.sqrt(disjoint_sq_widths(state, context.arms))
+        z = jax.random.normal(key, widths.shape, widths.dtype)
+        return self.estimates(state, context) + self.v * widths * z
 
     def act(self, state: RidgeState, key: jax.Array, context: Context):
         return greedy_index(self.scores(state, key, context)), state

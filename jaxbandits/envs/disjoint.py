@@ -77,9 +77,11 @@ def shared_context(x: jax.Array, num_arms: int) -> SharedContext:
 
 
 class DisjointLinearEnvState(struct.PyTreeNode):
-    """One instance: ``theta`` ``(K, d)``, row ``a`` the parameter theta*_a of arm ``a``."""
+    """One instance: ``theta`` ``(K, d)``, row ``a`` the parameter theta*_a of arm ``a``, and
+    with ``context_pool`` the run's contexts ``pool`` ``(N, d)`` (else None)."""
 
     theta: jax.Array
+    pool: jax.Array | None = None
 
 
 @register_env
@@ -95,6 +97,9 @@ class DisjointLinearEnv(Env):
       theta_prior: ``"sphere"`` (unit theta*_a) or ``"gaussian"`` (``N(0, prior_var I)``).
       context_prior: ``"sphere"`` (unit x_t) or ``"gaussian"`` (``N(0, I / d)``).
       prior_var: the variance of the Gaussian theta* prior.
+      context_pool: None (a fresh x_t every round) or N: each run draws N contexts at the
+        start and shows one of them, uniformly, each round (one integer draw per round instead
+        of d Gaussians: a population of N users).
       instance_seed: if set, every run shares the parameters drawn from this seed.
 
     Example::
@@ -113,6 +118,7 @@ class DisjointLinearEnv(Env):
     theta_prior: str = struct.field(pytree_node=False, default="sphere")
     context_prior: str = struct.field(pytree_node=False, default="sphere")
     prior_var: float = 1.0
+    context_pool: int | None = struct.field(pytree_node=False, default=None)
     instance_seed: int | None = struct.field(pytree_node=False, default=None)
 
     def validate(self) -> None:
@@ -120,6 +126,8 @@ class DisjointLinearEnv(Env):
         check_choice(self, "theta_prior", THETA_PRIORS)
         check_choice(self, "context_prior", CONTEXT_PRIORS)
         check_positive(self, "prior_var")
+        if self.context_pool is not None:
+            check_positive(self, "context_pool", integer=True)
 
     def spec(self) -> Spec:
         return Spec(dim=self.dim, num_arms=self.num_arms, action_kind="index")
@@ -131,13 +139,23 @@ class DisjointLinearEnv(Env):
     def init(self, key: jax.Array) -> DisjointLinearEnvState:
         if self.instance_seed is not None:
             key = jax.random.key(self.instance_seed)
-        theta = draw_vectors(key, (self.num_arms, self.dim), self.theta_prior,
+        key_theta, key_pool = jax.random.split(key)
+        theta = draw_vectors(key_theta, (self.num_arms, self.dim), self.theta_prior,
                              jnp.sqrt(self.prior_var))
-        return DisjointLinearEnvState(theta=theta)
+        pool = None
+        if self.context_pool is not None:
+            pool = self._draw_contexts(key_pool, (self.context_pool, self.dim))
+        return DisjointLinearEnvState(theta=theta, pool=pool)
+
+    def _draw_contexts(self, key: jax.Array, shape: tuple[int, ...]) -> jax.Array:
+        return draw_vectors(key, shape, self.context_prior, 1.0 / jnp.sqrt(self.dim))
 
     def observe(self, key: jax.Array, env_state: DisjointLinearEnvState,
                 t: jax.Array) -> SharedContext:
-        x = draw_vectors(key, (self.dim,), self.context_prior, 1.0 / jnp.sqrt(self.dim))
+        if self.context_pool is None:
+            x = self._draw_contexts(key, (self.dim,))
+        else:
+            x = env_state.pool[jax.random.randint(key, (), 0, self.context_pool)]
         return shared_context(x, self.num_arms)
 
     def mean_rewards(self, env_state: DisjointLinearEnvState, context: Context) -> jax.Array:
