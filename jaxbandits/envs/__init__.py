@@ -1,6 +1,5 @@
 """Environments, one module per family; each registers itself by name."""
 
-from jaxbandits.envs.arrays import ArrayContext, ArrayEnv, ArrayEnvState
 from jaxbandits.envs.base import (
     REWARD_KINDS,
     finite_arm_feedback,
@@ -23,13 +22,6 @@ from jaxbandits.envs.datasets import (
     download,
     load_dataset,
     make_table,
-)
-from jaxbandits.envs.disjoint import (
-    DisjointClassificationEnv,
-    DisjointLinearEnv,
-    SharedContext,
-    SharedRowContext,
-    shared_context,
 )
 from jaxbandits.envs.dueling import (
     DuelingClassificationEnv,
@@ -85,6 +77,17 @@ from jaxbandits.envs.text import (
     make_text_table,
     standin_corpus,
     text_tokens,
+)
+
+# The per-arm model and user arrays register after the papers' environments (listing order).
+# isort: split
+from jaxbandits.envs.arrays import ArrayContext, ArrayEnv, ArrayEnvState
+from jaxbandits.envs.disjoint import (
+    DisjointClassificationEnv,
+    DisjointLinearEnv,
+    SharedContext,
+    SharedRowContext,
+    shared_context,
 )
 
 __all__ = [
