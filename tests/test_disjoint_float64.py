@@ -142,3 +142,41 @@ def test_lin_ucb_constant_radius_is_li_et_al_shared_model():
     want = arms @ theta + alpha * np.sqrt(np.einsum("ki,ij,kj->k", arms, np.linalg.inv(A), arms))
     got = agent.scores(state, jax.random.key(0), jb.Context(arms=jnp.asarray(arms)))
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12, atol=1e-12)
+
+
+def test_disjoint_ensemble_pp_is_ensemble_pp_on_block_features():
+    """Per arm, Ensemble++'s factor and ridge split into the blocks of ``e_a (x) x``: the
+    disjoint agent started from the blocks of the block agent's prior factor plays the same
+    scores after the same history, updates and reference draws."""
+    from jaxbandits.envs import block_features
+    from jaxbandits.linalg import EnsembleState, disjoint_init
+
+    contexts, actions, rewards, x = history(5)
+    m = 4
+    block = jb.make_agent("ensemble-pp", ensemble_size=m, reg=REG, noise_std=0.8)
+    ours = jb.make_agent("disjoint-ensemble-pp", ensemble_size=m, reg=REG, noise_std=0.8)
+    block_state = block.init(jax.random.key(0), jb.core.Spec(dim=K * D, num_arms=K))
+    our_state = EnsembleState(ridge=disjoint_init(K, D, REG),
+                              factor=block_state.factor.reshape(K, D, m))
+
+    @jax.jit
+    def play(block_state, our_state):
+        def body(states, row):
+            b, o = states
+            xt, a, r, t = row
+            fb = Feedback(reward=r, regret=jnp.zeros(()))
+            key = jax.random.fold_in(jax.random.key(1), t)
+            b = block.update(b, key, jb.Context(arms=block_features(xt, K)), a, fb)
+            o = ours.update(o, key, shared_context(xt, K), a, fb)
+            return (b, o), None
+
+        rows = (jnp.asarray(contexts), jnp.asarray(actions, jnp.int32), jnp.asarray(rewards),
+                jnp.arange(T))
+        b, o = jax.lax.scan(body, (block_state, our_state), rows)[0]
+        key = jax.random.key(2)
+        xb = jnp.asarray(x)
+        return block.scores(b, key, jb.Context(arms=block_features(xb, K))), \
+            ours.scores(o, key, shared_context(xb, K))
+
+    want, got = play(block_state, our_state)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-11, atol=1e-12)

@@ -14,6 +14,7 @@ from jaxbandits.agents.anytime import (
 )
 from jaxbandits.agents.disjoint import (
     DisjointAgent,
+    DisjointEnsemblePlusPlus,
     DisjointEpsilonGreedy,
     DisjointLinTS,
     DisjointLinUCB,
@@ -156,6 +157,7 @@ __all__ = [
     "CoLSTIM",
     "DUELING_PRESETS",
     "DisjointAgent",
+    "DisjointEnsemblePlusPlus",
     "DisjointEpsilonGreedy",
     "DisjointLinTS",
     "DisjointLinUCB",
