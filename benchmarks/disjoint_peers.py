@@ -18,9 +18,9 @@ epsilon-greedy     ``disjoint-epsilon-    ``LinGreedy(epsilon,       ``LinEpsilo
 =================  =====================  =========================  =========================
 
 It prints the mean final regret with its standard error per algorithm and library (a peer is
-left out when its Python is not given), then the engine's rate (seed-steps per second, compile
-excluded) on ``disjoint-linear`` against ``linear`` at the same d and K (the acceptance: within
-2x). Peers run in their own interpreters, named by ``--mabwiser-python`` / ``--obp-python`` or
+left out when its Python is not given) and each peer's paired difference from the engine, then
+the engine's rate (seed-steps per second, compile excluded) on ``disjoint-linear`` against
+``linear`` at the same d and K (the acceptance: within 2x). Peers run in their own interpreters, named by ``--mabwiser-python`` / ``--obp-python`` or
 the environment variables ``JAXBANDITS_MABWISER_PYTHON`` / ``JAXBANDITS_OBP_PYTHON``::
 
     python -m benchmarks.disjoint_peers --mabwiser-python ~/venvs/mabwiser/bin/python \\
@@ -172,6 +172,15 @@ def main(argv: list[str] | None = None) -> None:
     for name in ALGORITHMS:
         cells = [mean_se(finals[c][name]) if name in finals[c] else "—" for c in columns]
         print(f"| {LABELS[name]} | " + " | ".join(cells) + " |")
+    peers_done = [c for c in columns if c != "engine"]
+    if peers_done:
+        print("\npaired difference peer - engine, per run on the same instance (mean ± standard "
+              "error; within noise when |mean| < 2 se)\n")
+        print("| algorithm | " + " | ".join(names[c] for c in peers_done) + " |")
+        print("|---|" + "---|" * len(peers_done))
+        for name in ALGORITHMS:
+            cells = [mean_se(finals[c][name] - finals["engine"][name]) for c in peers_done]
+            print(f"| {LABELS[name]} | " + " | ".join(cells) + " |")
     if args.rate_runs:
         import jax
 
