@@ -20,8 +20,9 @@ epsilon-greedy     ``disjoint-epsilon-    ``LinGreedy(epsilon,       ``LinEpsilo
 It prints the mean final regret with its standard error per algorithm and library (a peer is
 left out when its Python is not given) and each peer's paired difference from the engine, then
 the engine's rate (seed-steps per second, compile excluded) on ``disjoint-linear`` against
-``linear`` at the same d and K (the acceptance: within 2x). Peers run in their own interpreters, named by ``--mabwiser-python`` / ``--obp-python`` or
-the environment variables ``JAXBANDITS_MABWISER_PYTHON`` / ``JAXBANDITS_OBP_PYTHON``::
+``linear`` at the same d and K (the acceptance: within 2x). Peers run in their own
+interpreters, named by ``--mabwiser-python`` / ``--obp-python`` or the environment variables
+``JAXBANDITS_MABWISER_PYTHON`` / ``JAXBANDITS_OBP_PYTHON``::
 
     python -m benchmarks.disjoint_peers --mabwiser-python ~/venvs/mabwiser/bin/python \\
         --obp-python ~/venvs/obp/bin/python              # OBP 0.5.7 needs Python 3.10
