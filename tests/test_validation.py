@@ -111,7 +111,10 @@ def test_every_validate_runs_the_type_checks(monkeypatch):
                 continue  # construction loads the data set
             obj = cls()
             seen.clear()
-            obj.validate()
+            try:
+                obj.validate()
+            except jb.envs.DataNotFoundError:  # user data not given (arrays): checked types first
+                pass
             assert any(o is obj for o in seen), name
 
 

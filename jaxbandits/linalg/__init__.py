@@ -6,6 +6,13 @@ from jaxbandits.linalg.design import (
     round_design,
     rounding_threshold,
 )
+from jaxbandits.linalg.disjoint import (
+    disjoint_init,
+    disjoint_means,
+    disjoint_sample,
+    disjoint_sq_widths,
+    disjoint_update,
+)
 from jaxbandits.linalg.ensemble import (
     FACTOR_INITS,
     EnsembleState,
@@ -68,6 +75,11 @@ __all__ = [
     "RidgeState",
     "check_distribution",
     "design_variance",
+    "disjoint_init",
+    "disjoint_means",
+    "disjoint_sample",
+    "disjoint_sq_widths",
+    "disjoint_update",
     "ensemble_init",
     "ensemble_sample",
     "ensemble_update",
