@@ -17,6 +17,7 @@ from jaxbandits.differentiable import (
     relaxed_gradient,
     relaxed_rollout,
 )
+from jaxbandits.online import OnlinePolicy
 from jaxbandits.registry import (
     agent_names,
     default_agent_names,
@@ -32,6 +33,7 @@ from jaxbandits.results import (
     environment_info,
     paired_difference,
 )
+from jaxbandits.saved import SavedAgent, load_agent, save_agent
 from jaxbandits.simulate import (
     clear_compiled,
     compare,
@@ -54,8 +56,10 @@ __all__ = [
     "Feedback",
     "GradientEstimate",
     "MetaLearnResult",
+    "OnlinePolicy",
     "Result",
     "ResultWriter",
+    "SavedAgent",
     "Spec",
     "agent_names",
     "agents",
@@ -69,6 +73,7 @@ __all__ = [
     "environment_info",
     "envs",
     "linalg",
+    "load_agent",
     "log_spaced_steps",
     "make_agent",
     "make_env",
@@ -79,6 +84,7 @@ __all__ = [
     "policy_gradient",
     "relaxed_gradient",
     "relaxed_rollout",
+    "save_agent",
     "simulate",
     "sweep",
     "use_compilation_cache",
