@@ -23,6 +23,13 @@ from jaxbandits.envs.datasets import (
     load_dataset,
     make_table,
 )
+from jaxbandits.envs.drift import (
+    DRIFT_SCHEDULES,
+    Drifting,
+    DriftingLinearEnv,
+    DriftState,
+    drifted,
+)
 from jaxbandits.envs.dueling import (
     DuelingClassificationEnv,
     DuelingClassificationState,
@@ -80,6 +87,11 @@ from jaxbandits.envs.text import (
 )
 
 __all__ = [
+    "DRIFT_SCHEDULES",
+    "DriftState",
+    "Drifting",
+    "DriftingLinearEnv",
+    "drifted",
     "REWARD_KINDS",
     "BernoulliEnv",
     "BernoulliEnvState",
