@@ -5,7 +5,7 @@ Agents and environments are pure functions of explicit keys and states; :func:`s
 jitted program of ``lax.scan`` over rounds and ``vmap`` over runs.
 """
 
-from jaxbandits import agents, envs, linalg, nets
+from jaxbandits import agents, envs, linalg, nets, tracking
 from jaxbandits.cache import use_compilation_cache
 from jaxbandits.checkpoint import CheckpointError
 from jaxbandits.core import Agent, Assumptions, Context, Env, Feedback, Spec
@@ -87,6 +87,7 @@ __all__ = [
     "save_agent",
     "simulate",
     "sweep",
+    "tracking",
     "use_compilation_cache",
     "use_cpu_cores",
     "well_specified",
