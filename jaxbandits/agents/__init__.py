@@ -43,6 +43,7 @@ from jaxbandits.agents.ensembles import (
     member_reward_noise,
     theory_perturb_std,
 )
+from jaxbandits.agents.forgetting import Discounted, discount_ridge
 from jaxbandits.agents.glm import (
     GLMES,
     GLMTSL,
@@ -137,6 +138,8 @@ from jaxbandits.agents.select import (
 )
 
 __all__ = [
+    "Discounted",
+    "discount_ridge",
     "AdaOFUECOLog",
     "Anytime",
     "AnytimeState",
