@@ -145,6 +145,10 @@ class Drifting(Env):
         if not isinstance(inner, Env):
             raise ValueError(f"{self.name}: env must be a jaxbandits Env, got {inner!r}")
         inner.validate()
+        if self.fields is not None and not (isinstance(self.fields, tuple) and all(
+                isinstance(f, str) for f in self.fields)):
+            raise ValueError(f"{self.name}: fields must be None or a tuple of the instance "
+                             f"state's field names, got {self.fields!r}")
         check_choice(self, "schedule", DRIFT_SCHEDULES)
         check_positive(self, "period", integer=True)
         if getattr(inner, "instance_seed", None) is not None:
@@ -204,8 +208,9 @@ class DriftingLinearEnv(Drifting):
 
     def validate(self) -> None:
         if self.env is not None:
-            raise ValueError("drifting-linear wraps its own linear environment; use "
-                             "jb.envs.Drifting(env) to wrap another")
+            raise ValueError(f"{self.name}: env must be None (it wraps its own linear "
+                             f"environment; jb.envs.Drifting(env) wraps another), got "
+                             f"{self.env!r}")
         super().validate()
 
 
