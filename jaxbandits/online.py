@@ -161,7 +161,7 @@ class OnlinePolicy:
             draws = 0 if not probs else (-1 if exact else self.prob_draws)
             actions, p, state = _act_program(
                 self.agent, self._state, self._act_stream, self._prob_stream,
-                jnp.asarray(self._served, jnp.uint32), context, self._sequential, draws)
+                _counter(self._served), context, self._sequential, draws)
             actions = np.asarray(actions)
             self._state = state
             self._served += _batch_size(context)
@@ -184,10 +184,9 @@ class OnlinePolicy:
         actions = self._check_actions(actions, size)
         rewards = _check_rewards(rewards, size)
         with self._lock:
-            state = _update_program(self.agent, self._state, self._update_stream,
-                                    jnp.asarray(self._updates, jnp.uint32), context, actions,
-                                    rewards)
-            bad = _first_nonfinite(state)
+            state, finite = _update_program(self.agent, self._state, self._update_stream,
+                                            _counter(self._updates), context, actions, rewards)
+            bad = _first_nonfinite(state, np.asarray(finite))
             if bad is not None:
                 raise ValueError(f"OnlinePolicy.update: the agent's state became non-finite "
                                  f"({bad}); the update was discarded and the state is "
@@ -347,7 +346,8 @@ def _act_program(agent, state, act_stream, prob_stream, start, context, sequenti
 
 @jax.jit
 def _update_program(agent, state, update_stream, start, context, actions, rewards):
-    """The state after the agent's ``update`` on each item, in order."""
+    """The state after the agent's ``update`` on each item, in order, and ``(L,)`` whether each
+    of its L floating leaves is finite."""
     _TRACES["update"] += 1
 
     def body(s, item):
@@ -356,7 +356,11 @@ def _update_program(agent, state, update_stream, start, context, actions, reward
         return agent.update(s, jax.random.fold_in(update_stream, i), ctx, action, feedback), None
 
     index = start + jnp.arange(rewards.shape[0], dtype=jnp.uint32)
-    return jax.lax.scan(body, state, (index, context, actions, rewards))[0]
+    state = jax.lax.scan(body, state, (index, context, actions, rewards))[0]
+    floats = [x for x in jax.tree.leaves(state) if jnp.issubdtype(x.dtype, jnp.inexact)]
+    finite = jnp.stack([jnp.all(jnp.isfinite(x)) for x in floats]) if floats else \
+        jnp.ones((0,), bool)
+    return state, finite
 
 
 # ------------------------------------------------------------------------------------------------
@@ -400,11 +404,19 @@ def _check_rewards(rewards: Any, size: int) -> jax.Array:
     return jnp.asarray(r, float_dtype())
 
 
-def _first_nonfinite(state: PyTree) -> str | None:
-    for path, x in jax.tree_util.tree_flatten_with_path(state)[0]:
-        if jnp.issubdtype(x.dtype, jnp.inexact) and not bool(jnp.all(jnp.isfinite(x))):
-            return f"state{jax.tree_util.keystr(path)}"
-    return None
+def _first_nonfinite(state: PyTree, finite: np.ndarray) -> str | None:
+    """The path of the first floating leaf of ``state`` whose ``finite`` flag is False."""
+    if finite.all():
+        return None
+    paths = [path for path, x in jax.tree_util.tree_flatten_with_path(state)[0]
+             if jnp.issubdtype(x.dtype, jnp.inexact)]
+    return f"state{jax.tree_util.keystr(paths[int(np.argmin(finite))])}"
+
+
+def _counter(count: int) -> jax.Array:
+    """A request or update counter as the uint32 folded into keys (the streams repeat after
+    2**32 requests)."""
+    return jnp.asarray(count % 2**32, jnp.uint32)
 
 
 def _logged_arrays(logged: Any) -> tuple[Any, Any, Any]:
