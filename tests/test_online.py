@@ -124,6 +124,8 @@ def test_load_refuses_changed_configuration_version_and_corruption(tmp_path):
     state = agent.init(jax.random.key(0), SPEC)
     path = tmp_path / "a.agent"
     jb.save_agent(path, agent, state, SPEC)
+    served = jb.OnlinePolicy.load(path)            # a saved agent served with a seed-0 stream
+    assert _equal_trees(served.state, state) and served.num_served == 0
     with pytest.raises(ValueError, match="explore_scale"):
         jb.load_agent(path, agent=agent.replace(explore_scale=2.0))
     with pytest.raises(ValueError, match="layout agent.init gives"):
