@@ -198,9 +198,13 @@ class OnlinePolicy:
                    rewards: Any = None) -> None:
         """Learns from logged data before serving: ``update`` on the logged rounds in order.
 
-        Pass either ``logged``, an object with ``contexts`` (or ``arms``), ``actions`` and
-        ``rewards`` (attributes or mapping keys, e.g. a logged-data loader's result), or the
-        three arrays by keyword. Rounds count as updates (the update key stream advances).
+        Pass either ``logged``, an object with ``contexts`` (or ``arms`` or ``context``),
+        ``actions`` (or ``action``) and ``rewards`` (or ``reward``), as attributes or mapping
+        keys (e.g. ``jb.data.load_logs``'s log), or the three arrays by keyword. Contexts are
+        ``(n, K, d)`` arm features, or ``(n, d')`` one vector per round when the spec's
+        ``d = K d'``: then arm ``k`` sees the disjoint encoding ``e_k (x) x``
+        (``jb.envs.block_features``, one linear model per arm). Rounds count as updates (the
+        update key stream advances).
         """
         if logged is not None:
             if any(x is not None for x in (contexts, actions, rewards)):
@@ -209,6 +213,15 @@ class OnlinePolicy:
             contexts, actions, rewards = _logged_arrays(logged)
         if contexts is None or actions is None or rewards is None:
             raise ValueError("warm_start: contexts, actions and rewards are all needed")
+        if not isinstance(contexts, Context):
+            x = np.asarray(contexts)
+            k = self.spec.num_arms
+            if x.ndim == 2 and k and self.spec.inputs == "arms" and x.shape[1] * k == \
+                    self.spec.dim:
+                from jaxbandits.envs.datasets import block_features
+
+                contexts = jax.vmap(lambda row: block_features(row, k))(
+                    jnp.asarray(x, float_dtype()))
         self.update(contexts, actions, rewards)
 
     # -- saving
@@ -425,10 +438,11 @@ def _logged_arrays(logged: Any) -> tuple[Any, Any, Any]:
             return logged.get(name)
         return getattr(logged, name, None)
 
-    contexts = get("contexts")
-    if contexts is None:
-        contexts = get("arms")
-    actions, rewards = get("actions"), get("rewards")
+    def first(*names: str) -> Any:
+        return next((v for v in map(get, names) if v is not None), None)
+
+    contexts = first("contexts", "arms", "context")
+    actions, rewards = first("actions", "action"), first("rewards", "reward")
     if contexts is None or actions is None or rewards is None:
         raise ValueError(f"warm_start: logged data needs contexts (or arms), actions and "
                          f"rewards, got {type(logged).__name__}")

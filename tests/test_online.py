@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
+import types
 import zipfile
 
 import jax
@@ -223,6 +224,16 @@ def test_warm_start_and_threads_lose_no_update():
     b = jb.OnlinePolicy("lin-ts", SPEC, seed=2)
     b.update(ctx, actions, rewards)
     assert _equal_trees(a.state, b.state)
+
+    # a log of one context vector per round (n, d'): the disjoint encoding, arm k in block k
+    log = types.SimpleNamespace(context=np.ones((3, 2)), action=np.array([0, 1, 1]),
+                                reward=np.array([1.0, 0.0, 2.0]))
+    disjoint = jb.OnlinePolicy("lin-ts", jb.Spec(dim=4, num_arms=2), seed=0)
+    disjoint.warm_start(log)
+    rows = np.kron(np.eye(2), np.ones((1, 2)))[log.action]        # e_k (x) x of each round
+    gram = np.eye(4) + rows.T @ rows                                # reg = 1
+    s = np.asarray(disjoint.state.sqrt_cov, np.float64)
+    np.testing.assert_allclose(np.linalg.inv(s @ s.T), gram, rtol=1e-4, atol=1e-4)
 
     c = jb.OnlinePolicy("lin-ts", SPEC, seed=2)
 
