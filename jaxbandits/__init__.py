@@ -5,7 +5,7 @@ Agents and environments are pure functions of explicit keys and states; :func:`s
 jitted program of ``lax.scan`` over rounds and ``vmap`` over runs.
 """
 
-from jaxbandits import agents, data, envs, linalg, nets, ope, runner
+from jaxbandits import agents, data, envs, linalg, nets, ope, runner, tracking
 from jaxbandits.cache import use_compilation_cache
 from jaxbandits.checkpoint import CheckpointError
 from jaxbandits.core import Agent, Assumptions, Context, Env, Feedback, Spec
@@ -17,6 +17,7 @@ from jaxbandits.differentiable import (
     relaxed_gradient,
     relaxed_rollout,
 )
+from jaxbandits.online import OnlinePolicy
 from jaxbandits.registry import (
     agent_names,
     default_agent_names,
@@ -32,6 +33,7 @@ from jaxbandits.results import (
     environment_info,
     paired_difference,
 )
+from jaxbandits.saved import SavedAgent, load_agent, save_agent
 from jaxbandits.simulate import (
     clear_compiled,
     compare,
@@ -54,8 +56,10 @@ __all__ = [
     "Feedback",
     "GradientEstimate",
     "MetaLearnResult",
+    "OnlinePolicy",
     "Result",
     "ResultWriter",
+    "SavedAgent",
     "Spec",
     "agent_names",
     "agents",
@@ -70,6 +74,7 @@ __all__ = [
     "environment_info",
     "envs",
     "linalg",
+    "load_agent",
     "log_spaced_steps",
     "make_agent",
     "make_env",
@@ -82,8 +87,10 @@ __all__ = [
     "relaxed_gradient",
     "relaxed_rollout",
     "runner",
+    "save_agent",
     "simulate",
     "sweep",
+    "tracking",
     "use_compilation_cache",
     "use_cpu_cores",
     "well_specified",

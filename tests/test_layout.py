@@ -48,6 +48,8 @@ SCRIPT = textwrap.dedent(
         "mushroom-epp": None,
         "text-moderation": None,  # token rows: a data row per round, read by text agents only
         "bernoulli": dict(num_arms=5),
+        # linear's path with the round's instance redrawn from the run's key and the shared t
+        "drifting-linear": dict(dim=6, num_arms=9, period=8),
     }
     missing = sorted(set(ENVS) - set(small))
     assert not missing, f"add a small setting for {missing}"

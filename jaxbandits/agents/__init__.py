@@ -55,6 +55,7 @@ from jaxbandits.agents.epsilon_greedy import (
     epsilon_greedy_action,
     epsilon_greedy_log_prob,
 )
+from jaxbandits.agents.forgetting import Discounted, discount_ridge
 from jaxbandits.agents.glm import (
     GLMES,
     GLMTSL,
@@ -149,6 +150,8 @@ from jaxbandits.agents.select import (
 )
 
 __all__ = [
+    "Discounted",
+    "discount_ridge",
     "AdaOFUECOLog",
     "Anytime",
     "AnytimeState",

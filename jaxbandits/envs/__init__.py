@@ -23,6 +23,13 @@ from jaxbandits.envs.datasets import (
     load_dataset,
     make_table,
 )
+from jaxbandits.envs.drift import (
+    DRIFT_SCHEDULES,
+    Drifting,
+    DriftingLinearEnv,
+    DriftState,
+    drifted,
+)
 from jaxbandits.envs.dueling import (
     DuelingClassificationEnv,
     DuelingClassificationState,
@@ -92,6 +99,11 @@ from jaxbandits.envs.disjoint import (
 )
 
 __all__ = [
+    "DRIFT_SCHEDULES",
+    "DriftState",
+    "Drifting",
+    "DriftingLinearEnv",
+    "drifted",
     "REWARD_KINDS",
     "ArrayContext",
     "ArrayEnv",

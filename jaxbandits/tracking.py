@@ -1,0 +1,227 @@
+"""Experiment trackers: the running statistics of an experiment sent to TensorBoard, MLflow or
+Weights & Biases.
+
+A tracker is a callback ``tracker(stats, run_info)`` called between chunks of rounds (and
+``tracker.close()`` at the end) with:
+
+- ``stats``: ``{name: number}``, the running statistics; ``stats["step"]`` is the number of
+  rounds done, every other entry a metric at that step (``"regret/mean"``, ``"reward/mean"``,
+  ...);
+- ``run_info``: how the experiment is made (:attr:`jaxbandits.Result.run_info`: versions,
+  devices, sizes, key, the caller's entries), the same dict at every call.
+
+Each adapter sends ``run_info`` once, at its first call, as the tracker's parameters
+(:func:`flat_params`: nested keys joined by ``"."``, lists as JSON), and every call's metrics
+at ``step``. The adapters import their tracker only when built (``pip install
+'jaxbandits[tensorboard]'``, ``[mlflow]``, ``[wandb]``), and each has an offline mode: a
+TensorBoard log directory, an MLflow ``file:`` store, W&B's ``mode="offline"``.
+
+:func:`log_result` replays a finished :class:`~jaxbandits.Result`'s recorded curves into a
+tracker, step by step.
+
+Example::
+
+    tracker = jb.tracking.TensorBoardTracker("runs/lin-ts")
+    jb.tracking.log_result(result, tracker)          # tensorboard --logdir runs
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+__all__ = [
+    "MLflowTracker",
+    "TensorBoardTracker",
+    "Tracker",
+    "WandbTracker",
+    "flat_params",
+    "log_result",
+    "result_stats",
+]
+
+
+@runtime_checkable
+class Tracker(Protocol):
+    """The callback protocol: called between chunks, closed at the end."""
+
+    def __call__(self, stats: Mapping[str, float], run_info: Mapping[str, Any]) -> None:
+        """Records ``stats`` (``"step"`` and the metrics) and, on the first call, ``run_info``."""
+
+    def close(self) -> None:
+        """Flushes and ends the tracker's run."""
+
+
+def flat_params(run_info: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """``run_info`` as flat tracker parameters: nested dicts joined with ``"."`` (``
+    {"devices": {"count": 1}}`` -> ``{"devices.count": 1}``), numbers, strings and bools kept,
+    None as ``"None"``, lists as JSON text."""
+    out: dict[str, Any] = {}
+    for key, value in run_info.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            out.update(flat_params(value, f"{name}."))
+        elif isinstance(value, (bool, int, float, str)):
+            out[name] = value
+        elif value is None:
+            out[name] = "None"
+        else:
+            out[name] = json.dumps(value, default=str)
+    return out
+
+
+def result_stats(result: Any) -> list[dict[str, float]]:
+    """The running statistics of a :class:`~jaxbandits.Result` at each recorded step: ``step``,
+    the mean over runs of the cumulative regret and reward, and the regret's standard error."""
+    regret = np.asarray(result.cumulative_regret, np.float64)
+    reward = np.asarray(result.cumulative_reward, np.float64)
+    runs = regret.shape[0]
+    stats = []
+    for j, step in enumerate(np.asarray(result.steps).tolist()):
+        stderr = float(np.std(regret[:, j], ddof=1) / np.sqrt(runs)) if runs > 1 else 0.0
+        stats.append({"step": int(step), "regret/mean": float(regret[:, j].mean()),
+                      "regret/stderr": stderr, "reward/mean": float(reward[:, j].mean())})
+    return stats
+
+
+def log_result(result: Any, tracker: Tracker, *, close: bool = True) -> None:
+    """Sends a finished result's statistics (:func:`result_stats`) and ``run_info`` to
+    ``tracker``, as the runner's chunks would have, then closes it unless ``close=False``."""
+    run_info = dict(result.run_info)
+    for stats in result_stats(result):
+        tracker(stats, run_info)
+    if close:
+        tracker.close()
+
+
+class _Adapter:
+    """Shared plumbing: parameters once, then metrics at ``stats["step"]``."""
+
+    def __init__(self) -> None:
+        self._started = False
+
+    def __call__(self, stats: Mapping[str, float], run_info: Mapping[str, Any]) -> None:
+        if "step" not in stats:
+            raise ValueError(f"{type(self).__name__}: stats must hold 'step' (rounds done), "
+                             f"got keys {sorted(stats)}")
+        if not self._started:
+            self._params(flat_params(run_info))
+            self._started = True
+        metrics = {k: float(v) for k, v in stats.items() if k != "step"}
+        self._metrics(int(stats["step"]), metrics)
+
+    def _params(self, params: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    def _metrics(self, step: int, metrics: dict[str, float]) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class TensorBoardTracker(_Adapter):
+    """Writes TensorBoard event files with ``tensorboardX`` (``pip install
+    'jaxbandits[tensorboard]'``): metrics as scalars, ``run_info`` as hyperparameters and as a
+    text summary. Offline by nature: ``tensorboard --logdir <logdir>`` reads it."""
+
+    def __init__(self, logdir: str | os.PathLike, **writer_kwargs: Any):
+        super().__init__()
+        try:
+            from tensorboardX import SummaryWriter
+        except ImportError as err:
+            raise ImportError("TensorBoardTracker needs tensorboardX: pip install "
+                              "'jaxbandits[tensorboard]'") from err
+        self.logdir = os.fspath(logdir)
+        self.writer = SummaryWriter(self.logdir, **writer_kwargs)
+
+    def _params(self, params: dict[str, Any]) -> None:
+        self.writer.add_text("run_info", "\n".join(f"    {k}: {v}" for k, v in params.items()))
+        self.writer.add_hparams(params, {}, name=".")
+
+    def _metrics(self, step: int, metrics: dict[str, float]) -> None:
+        for name, value in metrics.items():
+            self.writer.add_scalar(name, value, step)
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+class MLflowTracker(_Adapter):
+    """Logs to an MLflow run (``pip install 'jaxbandits[mlflow]'``): ``run_info`` as the run's
+    parameters, metrics with ``step``. Offline: ``tracking_uri="file:./mlruns"`` (a local store).
+
+    Args:
+      experiment: the experiment's name (None: MLflow's default).
+      run_name: the run's name.
+      tracking_uri: where to log (None: MLflow's default, ``./mlruns``).
+    """
+
+    def __init__(self, experiment: str | None = None, run_name: str | None = None,
+                 tracking_uri: str | None = None):
+        super().__init__()
+        try:
+            import mlflow
+        except ImportError as err:
+            raise ImportError("MLflowTracker needs mlflow: pip install 'jaxbandits[mlflow]'") \
+                from err
+        self.mlflow = mlflow
+        if tracking_uri is not None:
+            mlflow.set_tracking_uri(tracking_uri)
+        if experiment is not None:
+            mlflow.set_experiment(experiment)
+        self.run = mlflow.start_run(run_name=run_name)
+
+    def _params(self, params: dict[str, Any]) -> None:
+        # MLflow keeps parameters as strings of at most 6,000 characters
+        self.mlflow.log_params({k: str(v)[:6000] for k, v in params.items()})
+
+    def _metrics(self, step: int, metrics: dict[str, float]) -> None:
+        self.mlflow.log_metrics(metrics, step=step)
+
+    def close(self) -> None:
+        self.mlflow.end_run()
+
+
+class WandbTracker(_Adapter):
+    """Logs to a Weights & Biases run (``pip install 'jaxbandits[wandb]'``): ``run_info`` as
+    the run's config, metrics with ``step``. Offline by default (``mode="offline"``: files under
+    ``dir``, uploaded later with ``wandb sync``).
+
+    Args:
+      project: the W&B project.
+      mode: ``"offline"`` (default), ``"online"`` or ``"disabled"``.
+      init_kwargs: passed to ``wandb.init`` (``dir``, ``name``, ``entity``, ``tags``...).
+    """
+
+    def __init__(self, project: str | None = None, mode: str = "offline", **init_kwargs: Any):
+        super().__init__()
+        try:
+            import wandb
+        except ImportError as err:
+            raise ImportError("WandbTracker needs wandb: pip install 'jaxbandits[wandb]'") \
+                from err
+        self.wandb = wandb
+        self.project, self.mode, self.init_kwargs = project, mode, init_kwargs
+        self.run = None
+
+    def _params(self, params: dict[str, Any]) -> None:
+        self.run = self.wandb.init(project=self.project, mode=self.mode, config=params,
+                                   **self.init_kwargs)
+
+    def _metrics(self, step: int, metrics: dict[str, float]) -> None:
+        self.run.log(metrics, step=step)
+
+    def close(self) -> None:
+        if self.run is not None:
+            self.run.finish()
