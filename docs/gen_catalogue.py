@@ -113,7 +113,10 @@ def render() -> str:
             for n, c in envs]
     out.append("")
     for name, cls in envs:
-        extra = [f"- agent families: {', '.join(cls.agent_families)}"]
+        families = cls.agent_families
+        families = (", ".join(families) if isinstance(families, (tuple, list))
+                    else "those of the wrapped environment")
+        extra = [f"- agent families: {families}"]
         if cls.default_horizon or cls.default_runs:
             extra.append(f"- `jaxbandits run` default: T = {cls.default_horizon}, "
                          f"{cls.default_runs} runs")
