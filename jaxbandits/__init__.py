@@ -5,7 +5,7 @@ Agents and environments are pure functions of explicit keys and states; :func:`s
 jitted program of ``lax.scan`` over rounds and ``vmap`` over runs.
 """
 
-from jaxbandits import agents, envs, linalg, nets
+from jaxbandits import agents, envs, linalg, nets, runner
 from jaxbandits.cache import use_compilation_cache
 from jaxbandits.checkpoint import CheckpointError
 from jaxbandits.core import Agent, Assumptions, Context, Env, Feedback, Spec
@@ -79,6 +79,7 @@ __all__ = [
     "policy_gradient",
     "relaxed_gradient",
     "relaxed_rollout",
+    "runner",
     "simulate",
     "sweep",
     "use_compilation_cache",

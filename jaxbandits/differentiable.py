@@ -52,12 +52,12 @@ import optax
 
 from jaxbandits.agents.select import greedy_index
 from jaxbandits.core import Agent, Env, LogProb, Scores, float_dtype
-from jaxbandits.simulate import (
-    RunKeys,
-    _as_arrays,
-    _as_key,
-    _Progress,
-    _progress_mode,
+from jaxbandits.runner import (
+    Progress,
+    as_arrays,
+    as_key,
+    progress_mode,
+    rollout,
     run_keys,
     simulate,
 )
@@ -202,29 +202,15 @@ def _as_agent_tree(agent: Agent, names: Sequence[str], values: Sequence) -> PyTr
 
 
 # ------------------------------------------------------------------------------------------------
-# Chunked, rematerialised scans.
+# Rollouts: the runner's public rollout, rematerialised per chunk.
 
 
-def _chunked_scan(body: Callable, carry, horizon: int, chunk_size: int | None):
-    """``carry`` after ``body(carry, t)`` for ``t < horizon``: an outer scan over chunks whose
-    inner scans are rematerialised, so reverse mode keeps one carry per chunk and one chunk of
+def _rollout(body: Callable, carry, horizon: int, chunk_size: int | None):
+    """``carry`` after ``body(carry, t)`` for ``t < horizon``: :func:`jaxbandits.runner.rollout`
+    with each chunk rematerialised, so reverse mode keeps one carry per chunk and one chunk of
     residuals (about ``2 sqrt(T)`` rounds' worth with the default chunk)."""
-    chunk = max(1, math.isqrt(horizon - 1) + 1) if chunk_size is None else chunk_size
-    num_chunks = -(-horizon // chunk)
-
-    def inner(carry, c):
-        def step(carry, offset):
-            t = c * chunk + offset
-            new = body(carry, t)
-            if num_chunks * chunk == horizon:
-                return new, None
-            return jax.tree.map(lambda n, o: jnp.where(t < horizon, n, o), new, carry), None
-
-        carry, _ = jax.lax.scan(step, carry, jnp.arange(chunk, dtype=jnp.int32))
-        return carry, None
-
-    inner = jax.checkpoint(inner, prevent_cse=False)
-    carry, _ = jax.lax.scan(inner, carry, jnp.arange(num_chunks, dtype=jnp.int32))
+    carry, _ = rollout(lambda c, t: (body(c, t), None), carry, horizon, chunk_size=chunk_size,
+                       remat=True)
     return carry
 
 
@@ -308,10 +294,6 @@ def _check_temperature(temperature, relaxation: str, what: str) -> None:
         raise ValueError(f"{what}: temperature must be positive, got {temperature!r}")
 
 
-def _round_keys(keys: RunKeys, t: jax.Array) -> RunKeys:
-    return jax.tree.map(lambda k: jax.random.fold_in(k, t), keys)
-
-
 def _mean_se(x: jax.Array) -> tuple[jax.Array, jax.Array]:
     """Mean and standard error over the leading axis."""
     n = x.shape[0]
@@ -372,8 +354,8 @@ def policy_gradient(
         raise ValueError(f"{what}: the 'mean' baseline needs num_runs >= 2")
     names = tuple(learnable_leaves(agent, wrt))
     grads, values, regrets = _score_program(
-        _as_arrays(env), _as_arrays(agent.for_gradients()), _params(agent, names),
-        _as_key(key), names=names, horizon=horizon, num_runs=num_runs, baseline=baseline,
+        as_arrays(env), as_arrays(agent.for_gradients()), _params(agent, names),
+        as_key(key), names=names, horizon=horizon, num_runs=num_runs, baseline=baseline,
         chunk_size=chunk_size)
     return _estimate(agent, names, grads, values, regrets)
 
@@ -418,7 +400,7 @@ def _score_program(env, agent, params, key, *, names, horizon, num_runs, baselin
     dtype = float_dtype()
 
     def play(agent, env_state, state, keys, t):
-        k = _round_keys(keys, t)
+        k = keys.at(t)
         context = env.observe(k.env_observe, env_state, t)
         action, acted = agent.act(state, k.agent_act, context)
         action = jax.lax.stop_gradient(action)
@@ -445,7 +427,7 @@ def _score_program(env, agent, params, key, *, names, horizon, num_runs, baselin
             return states, cum_log, surrogate, rewards + reward, regrets + regret
 
         carry = (states, zero, zero, zero, zero)
-        _, _, surrogate, rewards, regrets = _chunked_scan(body, carry, horizon, chunk_size)
+        _, _, surrogate, rewards, regrets = _rollout(body, carry, horizon, chunk_size)
         return jnp.sum(surrogate), (rewards, regrets)
 
     tiled = [jnp.broadcast_to(p, (size,) + p.shape) for p in params]
@@ -534,7 +516,7 @@ def relaxed_rollout(
                                validate=not _traced(agent))
     chunk_size = _check_chunk(chunk_size, what)
     _check_temperature(temperature, relaxation, what)
-    env_keys, agent_keys, keys = _run_streams(_as_key(key), num_runs, 1)
+    env_keys, agent_keys, keys = _run_streams(as_key(key), num_runs, 1)
     run = functools.partial(_relaxed_run, env, agent.for_gradients(), horizon=horizon,
                             relaxation=relaxation, chunk_size=chunk_size)
     rewards, regrets = jax.vmap(run, (0, 0, 0, None))(env_keys, agent_keys, keys, temperature)
@@ -568,7 +550,7 @@ def relaxed_gradient(
     _check_temperature(temperature, relaxation, what)
     names = tuple(learnable_leaves(agent, wrt))
     grads, values, regrets = _relaxed_program(
-        _as_arrays(env), _as_arrays(agent.for_gradients()), _params(agent, names), _as_key(key),
+        as_arrays(env), as_arrays(agent.for_gradients()), _params(agent, names), as_key(key),
         jnp.asarray(temperature, float_dtype()), names=names, horizon=horizon,
         num_runs=num_runs, relaxation=relaxation, chunk_size=chunk_size)
     return _estimate(agent, names, grads, values, regrets)
@@ -601,7 +583,7 @@ def _relaxed_run(env, agent, env_key, agent_key, keys, temperature, *, horizon, 
 
     def body(carry, t):
         state, reward_sum, regret_sum = carry
-        k = _round_keys(keys, t)
+        k = keys.at(t)
         context = env.observe(k.env_observe, env_state, t)
         scores = agent.scores(state, k.agent_act, context)
         _, acted = agent.act(state, k.agent_act, context)  # what acting leaves in the state
@@ -633,7 +615,7 @@ def _relaxed_run(env, agent, env_key, agent_key, keys, temperature, *, horizon, 
 
     zero = jnp.zeros((), dtype)
     carry = (agent.init(agent_key, spec), zero, zero)
-    _, reward, regret = _chunked_scan(body, carry, horizon, chunk_size)
+    _, reward, regret = _rollout(body, carry, horizon, chunk_size)
     return reward, regret
 
 
@@ -800,7 +782,7 @@ def meta_learn(
         _check_temperature(temperature, relaxation, what)
     names = tuple(learnable_leaves(agent, wrt))
     positive = [n.rsplit(".", 1)[-1] in POSITIVE_FIELDS for n in names]
-    key = _as_key(key)
+    key = as_key(key)
     train_key, eval_key = jax.random.fold_in(key, 0), jax.random.fold_in(key, 1)
     optimizer = _optimizer(optimizer, learning_rate, what)
 
@@ -829,7 +811,7 @@ def meta_learn(
     objective, objective_se, evals = [], [], []
     seed_steps = num_runs * horizon * (2 if mode == "score" and baseline == "self-play" else 1)
     label = f"meta-learning {agent.name or type(agent).__name__}"
-    with _Progress(_progress_mode(progress), label, steps * seed_steps, num_runs) as bar:
+    with Progress(progress_mode(progress), label, steps * seed_steps, num_runs) as bar:
         evals.append((0, *evaluate(agent)))
         start = time.perf_counter()
         for step in range(steps):

@@ -98,6 +98,6 @@ def _release_compiled_programs():
     own ahead-of-time compiled programs, which :func:`jax.clear_caches` does not reach."""
     yield
     jax.clear_caches()
-    from jaxbandits.simulate import clear_compiled
+    from jaxbandits.runner import clear_compiled
 
     clear_compiled()

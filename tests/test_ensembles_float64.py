@@ -1,10 +1,10 @@
-"""float64 identities of the closed-form ensemble agents (issue 3) against batch formulas.
+"""float64 identities of the closed-form ensemble agents against batch formulas.
 
 * ``lin-es``: every member equals its perturbed ridge solution ``V^{-1}(W^j + sum x (y + Z^j))``.
-* Lee & Oh's Proposition 2, pathwise: ``lin-es`` with ``m = T`` and round robin is ``lin-phe``.
+* Lee & Oh 2024, Proposition 2, pathwise: ``lin-es`` with ``m = T`` and round robin is ``lin-phe``.
 * Ensemble++: the Kalman-form factor after 500 adaptive updates equals the batch form
   ``A_t = Sigma_t (Sigma_0^{-1} A_0 + sum_s x_s z_s^T / sigma)``, and on one-hot features it is
-  the scalar per-arm recursion of seed-001 section 2.7.
+  the scalar per-arm recursion of Li et al. 2024, Example 1.
 """
 
 from __future__ import annotations
@@ -23,32 +23,32 @@ pytestmark = pytest.mark.usefixtures("x64")
 
 
 def drive(env, agent, key, horizon, probe=None):
-    """Plays one run as the runner does and returns ``(final_state, trace)``.
+    """Plays run 0 as the runner does (its keys, ``jb.runner.rollout``) and returns
+    ``(final_state, trace)``.
 
     ``trace`` holds, per round, the played features ``(T, d)``, rewards, actions, the update key
-    and ``probe(state, context)`` evaluated before acting. Round t's update key is
-    ``fold_in(fold_in(key, 5), t)``.
+    and ``probe(state, context)`` evaluated before acting. The agent's init key is
+    ``jb.runner.run_keys(key, 0)[1]``.
     """
-    keys = [jax.random.fold_in(key, i) for i in range(6)]
+    env_key, agent_key, keys = jb.runner.run_keys(key, 0)
 
     @jax.jit
-    def run(keys):
-        env_state = env.init(keys[0])
-        state = agent.init(keys[1], env.spec())
+    def run():
+        env_state = env.init(env_key)
 
-        def body(state, t):
-            context = env.observe(jax.random.fold_in(keys[2], t), env_state, t)
+        def one_round(state, t):
+            k = keys.at(t)
+            context = env.observe(k.env_observe, env_state, t)
             probed = probe(state, context) if probe is not None else jnp.zeros(())
-            action, state = agent.act(state, jax.random.fold_in(keys[4], t), context)
-            feedback = env.feedback(jax.random.fold_in(keys[3], t), env_state, context, action)
-            key_update = jax.random.fold_in(keys[5], t)
-            state = agent.update(state, key_update, context, action, feedback)
+            action, state = agent.act(state, k.agent_act, context)
+            feedback = env.feedback(k.env_feedback, env_state, context, action)
+            state = agent.update(state, k.agent_update, context, action, feedback)
             features = chosen_features(context, action)
-            return state, (features, feedback.reward, action, key_update, probed)
+            return state, (features, feedback.reward, action, k.agent_update, probed)
 
-        return jax.lax.scan(body, state, jnp.arange(horizon))
+        return jb.runner.rollout(one_round, agent.init(agent_key, env.spec()), horizon)
 
-    state, (x, y, actions, update_keys, probed) = run(keys)
+    state, (x, y, actions, update_keys, probed) = run()
     return state, dict(x=np.asarray(x), y=np.asarray(y), actions=np.asarray(actions),
                        update_keys=update_keys, probed=np.asarray(probed))
 
@@ -61,8 +61,8 @@ def test_lin_es_members_equal_their_perturbed_ridge_solutions():
     assert state.ensemble.factor.dtype == jnp.float64
     x, y = trace["x"], trace["y"]
     d, m, steps = 4, 6, len(y)
-    # The agent's perturbation table (its init key is fold_in(key, 1) in `drive`).
-    noise_key = jax.random.fold_in(key, 1)
+    # The agent's perturbation table (its init key in `drive`).
+    noise_key = jb.runner.run_keys(key, 0)[1]
     xi = np.stack([member_prior_noise(noise_key, j, d) for j in range(m)])  # (m, d)
     z = np.asarray(jax.vmap(jax.vmap(lambda j, s: member_reward_noise(noise_key, j, s),
                                      (0, None)), (None, 0))(jnp.arange(m), jnp.arange(steps)))
@@ -79,7 +79,8 @@ def test_lin_es_members_equal_their_perturbed_ridge_solutions():
 
 
 def test_lin_es_without_perturbations_is_greedy_ridge():
-    """seed-003 section 7.7: sigma_R = 0 and W = 0 reduce every member to the ridge estimate."""
+    """Lee & Oh 2024, Alg. 1 unperturbed: sigma_R = 0 and W = 0 make every member the ridge
+    estimate."""
     env = jb.make_env("linear", dim=3, num_arms=5)
     agent = jb.make_agent("lin-es", ensemble_size=3, perturb_std=0.0, init_perturbation=False)
     state, trace = drive(env, agent, jax.random.key(1), 50)
@@ -91,7 +92,7 @@ def test_lin_es_without_perturbations_is_greedy_ridge():
 
 @pytest.mark.parametrize("action_kind", ["index", "vector"])
 def test_proposition_2_lin_es_round_robin_with_m_equal_T_is_lin_phe(action_kind):
-    """Lee & Oh, Prop. 2, pathwise: same actions and estimates (to 1e-9) for all T rounds.
+    """Lee & Oh 2024, Prop. 2, pathwise: same actions and estimates (to 1e-9) for all T rounds.
 
     Both agents get the same init key, so ``lin-es`` member t and ``lin-phe``'s round t read the
     same ``W^t`` and ``Z_s^t``; ``lin-phe`` keeps its history in a buffer of capacity T.
@@ -135,7 +136,8 @@ def test_proposition_2_through_the_runner():
 
 
 def _ensemble_pp_batch(agent, init_key, x, y, z):
-    """The closed forms of seed-001 section 2.2 in the paper's notation (Sigma, not V)."""
+    """The closed forms of Li et al. 2024, Sec. 3.1, Eqs. 2-4, in the paper's notation (Sigma, not
+    V)."""
     dim = x.shape[1]
     sigma, lam = agent.noise_std, agent.reg
     a0 = np.asarray(agent.init(init_key, jb.Spec(dim=dim, num_arms=0)).factor)
@@ -157,7 +159,7 @@ def test_ensemble_pp_factor_equals_batch_form(config):
     state, trace = drive(env, agent, key, 500)
     z = np.asarray(jax.vmap(lambda k: perturbation_sample(k, agent.perturbation, 5))(
         trace["update_keys"]))
-    mu_t, a_t, sigma_t = _ensemble_pp_batch(agent, jax.random.fold_in(key, 1), trace["x"],
+    mu_t, a_t, sigma_t = _ensemble_pp_batch(agent, jb.runner.run_keys(key, 0)[1], trace["x"],
                                             trace["y"], z)
     assert len(np.unique(trace["actions"])) > 1  # adaptive, not a fixed design
     np.testing.assert_allclose(state.factor, a_t, rtol=1e-8, atol=1e-10)
@@ -167,7 +169,7 @@ def test_ensemble_pp_factor_equals_batch_form(config):
 
 
 class OneHotEnv(jb.Env):
-    """K independent Gaussian arms as one-hot features (seed-001 section 2.7, Example 1)."""
+    """K independent Gaussian arms as one-hot features (Li et al. 2024, Example 1)."""
 
     name = ""
     num_arms: int = struct.field(pytree_node=False, default=4)
@@ -199,7 +201,7 @@ def test_ensemble_pp_multi_armed_case_matches_the_scalar_recursion():
     state, trace = drive(env, agent, key, 300)
     z = np.asarray(jax.vmap(lambda k: perturbation_sample(k, "sphere", size))(
         trace["update_keys"]))
-    m = np.array(agent.init(jax.random.fold_in(key, 1), env.spec()).factor)  # rows m_0^i
+    m = np.array(agent.init(jb.runner.run_keys(key, 0)[1], env.spec()).factor)  # m_0^i
     np.testing.assert_allclose(np.linalg.norm(m, axis=1), sigma / np.sqrt(lam), rtol=1e-12)
     precision = np.full(arms, lam / sigma**2)
     mean = np.zeros(arms)

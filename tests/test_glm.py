@@ -16,7 +16,6 @@ import pytest
 
 import jaxbandits as jb
 from jaxbandits.linalg import glm_gd
-from jaxbandits.simulate import init_run, step_run
 
 SMALL_LOG = jb.make_env("logistic", dim=5, num_arms=10)
 
@@ -25,10 +24,10 @@ def final_state(env, agent, key: int, horizon: int):
     """One run of ``horizon`` rounds, jitted; returns the runner's carry (states included)."""
 
     def run(key):
-        carry = init_run(env, agent, key, jnp.uint32(0), 1)
+        carry = jb.runner.init(env, agent, key, jnp.uint32(0), 1)
         steps = jnp.asarray([horizon], jnp.int32)
-        body = lambda c, t: (step_run(env, agent, c, t, steps), None)
-        return jax.lax.scan(body, carry, jnp.arange(horizon, dtype=jnp.int32))[0]
+        rounds = jb.runner.round_fn(env, agent, steps)
+        return jb.runner.rollout(rounds, carry, horizon, chunk_size=horizon)[0]
 
     return jax.jit(run)(jax.random.key(key))
 

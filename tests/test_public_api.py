@@ -7,10 +7,10 @@ import inspect
 import pytest
 
 import jaxbandits as jb
-from jaxbandits import agents, envs, linalg, nets
+from jaxbandits import agents, envs, linalg, nets, runner
 from jaxbandits.registry import AGENTS, ALIASES, ENVS, describe_agent
 
-MODULES = [jb, agents, envs, linalg, nets]
+MODULES = [jb, agents, envs, linalg, nets, runner]
 PUBLIC = [(m.__name__, n) for m in MODULES for n in m.__all__]
 
 

@@ -266,7 +266,8 @@ def test_bad_run_info_is_refused_before_compiling(run_info, match):
 
 
 def test_progress_lines_show_compile_chunks_and_the_end(capfd, monkeypatch):
-    monkeypatch.setattr(runner, "_COMPILED", {})  # force a compile phase
+    monkeypatch.setattr(importlib.import_module("jaxbandits.runner.programs"), "_COMPILED",
+                        {})  # force a compile phase
     result = jb.simulate(ENV, LINTS, 0, T, 2, chunk_size=5, progress="lines")
     out, err = capfd.readouterr()
     lines = [line for line in err.splitlines() if line.startswith("jaxbandits: ")]

@@ -21,7 +21,8 @@ import pytest
 import jaxbandits as jb
 from jaxbandits.checkpoint import Checkpoint, CheckpointError
 from jaxbandits.nets.backbone import MLPTrunk
-from jaxbandits.simulate import _fingerprint, clear_compiled, trace_counts
+from jaxbandits.runner.fingerprint import fingerprint
+from jaxbandits.simulate import clear_compiled, trace_counts
 
 runner = sys.modules["jaxbandits.simulate"]
 ENV = jb.make_env("linear", dim=3, num_arms=4)
@@ -194,7 +195,9 @@ def _backbone(width):
 
 def _print_fingerprint(agent) -> str:
     steps = np.arange(1, 11, dtype=np.int32)
-    return _fingerprint([ENV], [agent], runner._as_key(0), 10, 2, 2, steps, ["x"])
+    options = jb.runner.RunOptions(key=jb.runner.as_key(0), horizon=10, num_runs=2, steps=steps,
+                                   chunk_size=10, block_runs=2, devices=())
+    return fingerprint([ENV], [agent], ["x"], options)
 
 
 def test_a_lambda_backbone_is_fingerprinted_by_value_not_by_address():

@@ -1,0 +1,274 @@
+"""The engine: plays one call's configurations wave by wave (a wave gives one block of runs to
+each device), chunk by chunk, between chunks checking for divergence, committing checkpoints,
+streaming finished blocks to the sink and advancing the progress display.
+
+Randomness: every key derives from the user key and the run index with ``fold_in``, and each
+round's keys from the round index, never from the batch layout. Run ``r`` therefore has the same
+curve whatever ``num_runs``, chunking or device count, and run ``r`` of every agent in
+``compare`` / ``sweep`` sees the same instance, contexts and reward noise (common random
+numbers).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+from jaxbandits.results import Result, config_of, environment_info, lock_result
+from jaxbandits.runner.checks import label_of
+from jaxbandits.runner.divergence import Divergence, state_leaf_paths
+from jaxbandits.runner.fingerprint import fingerprint
+from jaxbandits.runner.memory import check_memory
+from jaxbandits.runner.multihost import any_process, host, put, share_restored
+from jaxbandits.runner.options import Configs, RunOptions
+from jaxbandits.runner.plan import Plan
+from jaxbandits.runner.programs import block_programs, compile_program, stack_grid
+from jaxbandits.runner.progress import Progress
+from jaxbandits.runner.resume import (
+    carry_arrays,
+    pad_blocks,
+    position_meta,
+    read_position,
+    restore_carry,
+)
+from jaxbandits.runner.sink import Sink, result_paths
+
+__all__ = ["play"]
+
+PyTree = Any
+
+
+@dataclasses.dataclass(frozen=True)
+class _Files:
+    """A group's files: the result paths (None: results stay in memory), its checkpoint (None:
+    none, or not this process's to write) and what that checkpoint held when loaded."""
+
+    paths: list[Path] | None
+    ckpt: Any = None
+    restored: Any = None
+
+
+def play(configs: Configs, options: RunOptions) -> list[Result]:
+    """Plays ``configs`` (a sweep's grid points, or one) under ``options``; one result each."""
+    # with several processes, process 0 writes the files; the others keep results in memory
+    paths = (result_paths(options.save_to, configs.labels, options.save_folder)
+             if jax.process_index() == 0 else None)
+    # one writer per result, from before compiling to the last file (reentrant: the writers
+    # take the same locks again)
+    with contextlib.ExitStack() as locks:
+        for path in paths or []:
+            locks.enter_context(lock_result(path))
+        return _play_groups(configs, options, paths)
+
+
+def _play_groups(configs: Configs, options: RunOptions, paths) -> list[Result]:
+    # Grid points that differ in static fields (sizes, laws) are played by programs of their
+    # own, one group per distinct structure; each point's runs are the same bits either way.
+    groups: dict[Any, list[int]] = {}
+    for i, (e, a) in enumerate(zip(configs.envs, configs.agents, strict=True)):
+        groups.setdefault((jax.tree.structure(e), jax.tree.structure(a)), []).append(i)
+    if len(groups) == 1:
+        return _play_group(configs, options, paths)
+    results: list[Result | None] = [None] * len(configs.labels)
+    for number, members in enumerate(groups.values()):
+        folder = options.checkpoint_dir
+        sub = options.replace(
+            checkpoint_dir=None if folder is None else Path(folder) / f"static-{number}")
+        done = _play_group(configs.pick(members), sub,
+                           None if paths is None else [paths[i] for i in members])
+        for i, result in zip(members, done, strict=True):
+            results[i] = result
+    return results
+
+
+def _play_group(configs: Configs, options: RunOptions, paths) -> list[Result]:
+    """Plays configurations of one static structure (one pair of compiled programs)."""
+    envs, agents, labels = configs.envs, configs.agents, configs.labels
+    plan = Plan(len(envs), options.num_runs, options.block_runs, 1)
+    plan = dataclasses.replace(plan, num_devices=min(len(options.devices), plan.num_blocks))
+    options = options.replace(devices=options.devices[: plan.num_devices])
+    check_memory(envs[0], agents[0], plan, options,
+                 streamed=paths is not None or options.checkpoint_dir is not None)
+
+    # Files are checked (writable, not another experiment's, not locked) before any compute.
+    ckpt = None
+    if options.checkpoint_dir is not None and jax.process_index() == 0:  # one process writes it
+        from jaxbandits.checkpoint import Checkpoint
+
+        o = options
+        digest = fingerprint(envs, configs.given or agents, labels, o)
+        describe = {"agents": labels, "env": label_of(envs[0]), "horizon": o.horizon,
+                    "num_runs": o.num_runs, "block_runs": o.block_runs}
+        ckpt = Checkpoint(o.checkpoint_dir, digest, describe=describe, overwrite=o.overwrite)
+    try:
+        # load before compiling: a foreign or corrupt checkpoint is refused at once (and load
+        # comes before the records file is opened, since it drops uncommitted ones)
+        restored = None if ckpt is None else ckpt.load()
+        return _play(configs, options, plan, _Files(paths, ckpt, restored))
+    finally:
+        if ckpt is not None:
+            ckpt.close()
+
+
+def _play(configs: Configs, options: RunOptions, plan: Plan, files: _Files) -> list[Result]:
+    envs, agents, labels = configs.envs, configs.agents, configs.labels
+    key, horizon, steps, devices = options.key, options.horizon, options.steps, options.devices
+    chunk_size = options.chunk_size
+    ckpt, restored, paths = files.ckpt, files.restored, files.paths
+    mesh = Mesh(np.asarray(devices), ("runs",))
+    blocks = NamedSharding(mesh, PartitionSpec("runs"))
+    replicated = NamedSharding(mesh, PartitionSpec())
+    env_grid, agent_grid = stack_grid(envs), stack_grid(agents)
+    init_fn, chunk_fn = block_programs(len(steps), chunk_size, mesh)
+    B, N, S, D = plan.block_runs, plan.num_runs, len(steps), plan.num_devices
+
+    params_cache: dict[tuple[int, ...], tuple[PyTree, PyTree]] = {}
+
+    def params(wave):
+        points = tuple(g for g, _, _ in wave)
+        if points not in params_cache:
+            pick = lambda x: x[np.asarray(points)]  # noqa: E731
+            params_cache[points] = put(
+                (jax.tree.map(pick, env_grid), jax.tree.map(pick, agent_grid)), blocks)
+        return params_cache[points]
+
+    def run_ids(wave):
+        ids = np.concatenate([start + np.arange(B, dtype=np.int64) for _, start, _ in wave])
+        return put(ids.astype(np.uint32), blocks)
+
+    key = put(key, replicated)
+    steps_arr = put(np.asarray(steps), replicated)
+    horizon_arr = put(np.asarray(horizon, np.int32), replicated)
+    zero = put(np.zeros((), np.int32), replicated)
+    wave0 = plan.wave(0)
+    env_w, agent_w = params(wave0)
+    label = labels[0] if len(labels) == 1 else f"sweep of {len(labels)}"
+    bar = Progress(options.progress, label, plan.num_points * N * horizon, plan.num_points * N)
+    with bar:  # shows the compile phase, then the seed-steps played
+        init_c, compile_time = compile_program(init_fn, "init", env_w, agent_w, key,
+                                               run_ids(wave0), announce=bar.compiling)
+        like = init_c.out_info  # the carry's shapes, dtypes and shardings
+        chunk_c, chunk_compile = compile_program(chunk_fn, "chunk", env_w, agent_w, like,
+                                                 zero, horizon_arr, steps_arr,
+                                                 announce=bar.compiling)
+        compile_time += chunk_compile
+        bar.compiled(compile_time)
+
+        if restored is not None and jax.process_index() == 0:
+            restored = read_position(restored, plan, like, horizon, ckpt)
+        if jax.process_count() > 1:  # process 0 read the checkpoint; every process resumes
+            restored = share_restored(restored, like, B)
+        first_block, partial, done, wall, rest = 0, 0, 0, 0.0, {}
+        if restored is not None:
+            first_block, partial, done, wall, rest = restored
+        sink = Sink(plan, steps, paths, ckpt, any(e.spec().replay for e in envs),
+                    envs[0].spec().metrics)
+        if ckpt is not None and ckpt.version == 1:  # rows without hashes: hashed from now on
+            sink.rows.cover(0, plan.rows_before(first_block))
+        # The groups of blocks still to play, in block order, ``(first block, count, round,
+        # restored host carry or None)``: the blocks a checkpoint left mid-way (split over
+        # this run's devices, whatever the device count that wrote it), then whole waves.
+        todo = [(first_block + j, min(D, partial - j), done,
+                 {k: v[j * B: (j + D) * B] for k, v in rest.items()})
+                for j in range(0, partial, D)]
+        block = first_block + partial
+        while block < plan.num_blocks:
+            todo.append((block, min(D, plan.num_blocks - block), 0, None))
+            block += todo[-1][1]
+
+        t0, played = time.perf_counter(), bool(todo)
+        checkpointed = any_process(ckpt is not None)
+        spec = envs[0].spec()
+        report = Divergence(labels, spec, state_leaf_paths(agents[0], spec), B)
+
+        def elapsed() -> float:
+            return wall + time.perf_counter() - t0 if played else wall
+
+        def check(carry, group) -> None:
+            report.raise_if_bad(host(carry.bad_step), host(carry.bad_state), group)
+
+        def finish(first, count, group, carry) -> None:
+            """Checks a group's last chunk and writes its records (and commits them, with the
+            restored blocks still waiting at their round)."""
+            check(carry, group)
+            records = host(carry.records)
+            for i, (g, start, real) in enumerate(group):
+                if real:
+                    sink.write(g, start, records[i * B: i * B + real, :S])
+            end = first + count
+            if ckpt is not None:
+                sink.flush()
+                waiting = max(0, first_block + partial - end)
+                kept = {k: v[(end - first_block) * B:] for k, v in rest.items()} if waiting \
+                    else {}
+                ckpt.commit(position_meta(plan, end, waiting, done if waiting else 0,
+                                          elapsed()), kept)
+            waiting_rows = (plan.rows_before(max(end, first_block + partial))
+                            - plan.rows_before(end))
+            bar.advance(plan.rows_before(end) * horizon + done * waiting_rows, elapsed())
+
+        # A group's last chunk is collected after the next group is dispatched, so the devices
+        # play while the host writes records (a finished group is always written before the
+        # next one's first checkpoint commit).
+        pending = None
+        bar.advance(plan.rows_before(first_block) * horizon
+                    + done * (plan.rows_before(first_block + partial)
+                              - plan.rows_before(first_block)), wall)
+        for index, (first, count, at, saved) in enumerate(todo):
+            group = plan.group(first, count)
+            env_w, agent_w = params(group)
+            if saved is None:
+                carry = init_c(env_w, agent_w, key, run_ids(group))
+            else:
+                carry = restore_carry(like, pad_blocks(saved, count, D, B), blocks,
+                                      jax.random.key_impl(key))
+            # mid-group commits hold one round for every unfinished block: not while restored
+            # blocks wait at another round
+            waits = index + 1 < len(todo) and todo[index + 1][3] is not None
+            real = plan.rows_before(first + count) - plan.rows_before(first)
+            played_to = at
+            while True:
+                carry = chunk_c(env_w, agent_w, carry, jnp.asarray(played_to, jnp.int32),
+                                horizon_arr, steps_arr)
+                played_to = min(played_to + chunk_size, horizon)
+                if pending is not None:
+                    finish(*pending)
+                    pending = None
+                if played_to >= horizon:
+                    break
+                check(carry, group)
+                if checkpointed and not waits:
+                    arrays = carry_arrays(carry, count * B)  # gathered by every process
+                    if ckpt is not None:
+                        ckpt.commit(position_meta(plan, first, count, played_to, elapsed()),
+                                    arrays)
+                bar.advance(plan.rows_before(first) * horizon + played_to * real, elapsed())
+            pending = (first, count, group, carry)
+        if pending is not None:
+            finish(*pending)
+        if checkpointed and jax.process_count() > 1:  # blocks a resumed run did not replay
+            sink.share_from_process_zero()
+        wall = elapsed()
+
+    extras = {"horizon": horizon, "num_runs": N, "devices": len(devices),
+              "block_runs": B, "chunk_size": chunk_size,
+              "key": np.asarray(jax.random.key_data(key)).tolist()}
+    info = json.dumps({**environment_info(devices), "horizon": horizon, "num_runs": N,
+                       "block_runs": B, "chunk_size": chunk_size, "key": extras["key"],
+                       **options.run_info})
+    return [
+        sink.result(g, wall_time=wall / len(labels),
+                    compile_time=compile_time, name=labels[g], env_config=config_of(envs[g]),
+                    agent_config=config_of(agents[g]), extras=extras,
+                    run_info=json.loads(info))  # each result its own copy
+        for g in range(len(labels))
+    ]
