@@ -123,7 +123,7 @@ def play(seed):
     regret = 0.0
     if lib == "mabwiser":
         lp = (LearningPolicy.LinUCB(alpha=1.0, l2_lambda=1.0) if algo == "lin-ucb"
-              else LearningPolicy.LinTS(alpha=0.5, l2_lambda=1.0))
+              else LearningPolicy.LinTS(alpha=1.0, l2_lambda=1.0))
         mab = MAB(list(range(arms)), lp, seed=seed)
         # MABWiser needs one fit before predicting: one round per arm on the first context
         mab.fit(list(range(arms)), [0.0] * arms, np.repeat(xs[:1], arms, 0))

@@ -36,7 +36,7 @@ def test_a_mostly_empty_default_block_warns_naming_block_runs():
     block = jb.default_block_runs(agent)
     if block < 4:
         pytest.skip("the default block is too small to leave most of it unused")
-    with pytest.warns(UserWarning, match=rf"block_runs=1 computes no padding"):
+    with pytest.warns(UserWarning, match=r"block_runs=1 computes no padding"):
         jb.simulate(ENV, agent, 0, T, 1, progress=False)
     with warnings.catch_warnings():
         warnings.simplefilter("error")

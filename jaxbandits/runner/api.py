@@ -10,7 +10,6 @@ once per shape and chunking never changes the numbers.
 
 from __future__ import annotations
 
-import concurrent.futures
 import dataclasses
 import itertools
 from collections.abc import Mapping, Sequence
@@ -22,9 +21,8 @@ import jax
 from jaxbandits.core import Agent, Env
 from jaxbandits.results import Result
 from jaxbandits.runner.checks import check_agents, check_grid, check_grid_values, label_of
-from jaxbandits.runner.engine import compile_ahead, play
+from jaxbandits.runner.engine import compile_ahead, compiling_ahead, play
 from jaxbandits.runner.options import Configs, run_options
-from jaxbandits.runner.programs import forget_unfinished
 from jaxbandits.runner.sink import under
 
 __all__ = ["compare", "simulate", "sweep"]
@@ -135,8 +133,7 @@ def compare(
     """
     check_agents(agents)
     results = {}
-    pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="jaxbandits-compile")
-    try:
+    with compiling_ahead() as pool:
         for label, agent in agents.items():
             configs = Configs([env], [agent], [label])
             try:
@@ -148,9 +145,6 @@ def compare(
             results[label] = simulate(env, agent, key, horizon, num_runs, name=label,
                                       checkpoint_dir=under(checkpoint_dir, label),
                                       save_to=under(save_to, label), **kwargs)
-    finally:
-        pool.shutdown(wait=False, cancel_futures=True)
-        forget_unfinished()
     return results
 
 

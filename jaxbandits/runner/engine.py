@@ -34,7 +34,12 @@ from jaxbandits.runner.memory import check_memory
 from jaxbandits.runner.multihost import any_process, host, put, share_restored
 from jaxbandits.runner.options import Configs, RunOptions
 from jaxbandits.runner.plan import Plan
-from jaxbandits.runner.programs import block_programs, compile_program, stack_grid
+from jaxbandits.runner.programs import (
+    block_programs,
+    compile_program,
+    forget_unfinished,
+    stack_grid,
+)
 from jaxbandits.runner.programs import compile_ahead as ahead
 from jaxbandits.runner.progress import Progress
 from jaxbandits.runner.resume import (
@@ -46,7 +51,7 @@ from jaxbandits.runner.resume import (
 )
 from jaxbandits.runner.sink import Sink, result_paths
 
-__all__ = ["play"]
+__all__ = ["compile_ahead", "compiling_ahead", "play"]
 
 PyTree = Any
 
@@ -116,15 +121,29 @@ def _play_groups(configs: Configs, options: RunOptions, paths) -> list[Result]:
     if len(groups) == 1:
         return _play_group(configs, options, paths)
     results: list[Result | None] = [None] * len(configs.labels)
-    for number, members in enumerate(groups):
-        folder = options.checkpoint_dir
-        sub = options.replace(
-            checkpoint_dir=None if folder is None else Path(folder) / f"static-{number}")
-        done = _play_group(configs.pick(members), sub,
-                           None if paths is None else [paths[i] for i in members])
-        for i, result in zip(members, done, strict=True):
-            results[i] = result
+    with compiling_ahead() as pool:  # the next groups compile while the first play
+        compile_ahead(configs, options, pool)
+        for number, members in enumerate(groups):
+            folder = options.checkpoint_dir
+            sub = options.replace(
+                checkpoint_dir=None if folder is None else Path(folder) / f"static-{number}")
+            done = _play_group(configs.pick(members), sub,
+                               None if paths is None else [paths[i] for i in members])
+            for i, result in zip(members, done, strict=True):
+                results[i] = result
     return results
+
+
+@contextlib.contextmanager
+def compiling_ahead():
+    """A background thread for :func:`compile_ahead`; on leaving, the compiles not started
+    are dropped (a later call compiles them itself)."""
+    pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="jaxbandits-compile")
+    try:
+        yield pool
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+        forget_unfinished()
 
 
 def _play_group(configs: Configs, options: RunOptions, paths) -> list[Result]:
