@@ -102,21 +102,28 @@ def _signature(fn, name: str, args) -> tuple:
     return (id(fn), name, treedef, shapes)
 
 
+def _claim(signature) -> tuple[concurrent.futures.Future, bool]:
+    """The future of the program with this signature, and whether this caller must compile it
+    (no one has claimed it yet)."""
+    with _LOCK:
+        future = _COMPILED.get(signature)
+        if future is not None:
+            return future, False
+        future = _COMPILED[signature] = concurrent.futures.Future()
+        return future, True
+
+
 def compile_program(fn, name: str, *args, announce=None) -> tuple[Any, float]:
     """An ahead-of-time compiled ``fn`` for these argument shapes (cached), and its compile time;
     ``announce()`` is called before compiling (not on a cache hit). A program that
     :func:`compile_ahead` is compiling on another thread is waited for, and its compile seconds
     counted once."""
     signature = _signature(fn, name, args)
-    with _LOCK:
-        future = _COMPILED.get(signature)
-        mine = future is None
-        if mine:
-            future = _COMPILED[signature] = concurrent.futures.Future()
+    future, mine = _claim(signature)
     if mine:
         if announce is not None:
             announce()
-        _compile_into(future, signature, fn.lower(*args))
+        _compile_into(future, signature, _lower(future, signature, fn, args))
     elif not future.done() and announce is not None:
         announce()
     compiled, seconds = future.result()
@@ -132,16 +139,13 @@ def compile_ahead(fn, name: str, *args, executor: concurrent.futures.Executor) -
     :func:`compile_program` with the same shapes waits for it. Returns the program's output
     shapes and dtypes (the next program's inputs)."""
     signature = _signature(fn, name, args)
-    with _LOCK:
-        future = _COMPILED.get(signature)
-        mine = future is None
-        if mine:
-            future = _COMPILED[signature] = concurrent.futures.Future()
+    future, mine = _claim(signature)
     if not mine and future.done() and future.exception() is None:
         return future.result()[0].out_info
-    lowered = fn.lower(*args)
-    if mine:
-        executor.submit(_compile_into, future, signature, lowered)
+    if not mine:  # under way elsewhere: lowered again here for its output shapes only
+        return fn.lower(*args).out_info
+    lowered = _lower(future, signature, fn, args)
+    executor.submit(_compile_into, future, signature, lowered)
     return lowered.out_info
 
 
@@ -153,17 +157,31 @@ def forget_unfinished() -> None:
             del _COMPILED[signature]
 
 
+def _lower(future: concurrent.futures.Future, signature, fn, args):
+    try:
+        return fn.lower(*args)
+    except BaseException as err:
+        _fail(future, signature, err)
+        raise
+
+
 def _compile_into(future: concurrent.futures.Future, signature, lowered) -> None:
     start = time.perf_counter()
     try:
         compiled = lowered.compile()
     except BaseException as err:
-        with _LOCK:  # a later call tries again (and raises again)
-            if _COMPILED.get(signature) is future:
-                del _COMPILED[signature]
-        future.set_exception(err)
+        _fail(future, signature, err)
         return
     future.set_result((compiled, time.perf_counter() - start))
+
+
+def _fail(future: concurrent.futures.Future, signature, err: BaseException) -> None:
+    """Drops a program that failed to lower or compile (a later call tries again, and raises
+    again) and hands the error to whoever waits for it."""
+    with _LOCK:
+        if _COMPILED.get(signature) is future:
+            del _COMPILED[signature]
+    future.set_exception(err)
 
 
 def _dtype(x) -> Any:
