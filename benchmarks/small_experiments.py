@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -226,6 +227,9 @@ def main(argv=None) -> int:
                    help="a Python 3.10 with obp 0.5.7 (default: this one, if it has it)")
     p.add_argument("--yardstick-budget", type=float, default=20.0,
                    help="seconds each yardstick plays runs for (at least one run)")
+    p.add_argument("--warm-cache", action="store_true",
+                   help="time each experiment on a warm persistent cache (as a script run a "
+                        "second time): played once untimed into a fresh cache folder first")
     p.add_argument("--cli", choices=("default", "quick", "skip"), default=None,
                    help="time the default `jaxbandits run` (default), a short one (quick) or not")
     p.add_argument("--markdown", action="store_true")
@@ -238,7 +242,9 @@ def main(argv=None) -> int:
     import jaxbandits as jb
 
     jb.use_cpu_cores(args.cpu_devices)
-    jb.use_compilation_cache("off")  # compile included, every time
+    # compile included, every time; or read from a warm persistent cache
+    cache_dir = tempfile.mkdtemp(prefix="small-experiments-") if args.warm_cache else None
+    jb.use_compilation_cache(cache_dir or "off")
     import jax
 
     from jaxbandits.registry import AGENTS, ENVS
@@ -260,13 +266,15 @@ def main(argv=None) -> int:
         only = args.agents.split(",") if args.agents else names
         names = [n for n in names if n in AGENTS and n in only]
         print(f"\n{problem} (d={args.dim}, K={args.num_arms}, T={horizon}): seed-steps/s, "
-              "compile included", flush=True)
+              f"compile included ({'warm' if cache_dir else 'no'} persistent cache)", flush=True)
         rows = []
         for name in names:
             agent = jb.make_agent(name)
             for n in runs:
                 best = None
                 for block in args.block_runs:
+                    if cache_dir:
+                        engine_rate(env, agent, horizon, n, block)  # fills the cache
                     m = engine_rate(env, agent, horizon, n, block)
                     tag = "default" if block is None else str(block)
                     rows.append([name, str(n), f"{tag} ({m['block_runs']})", f"{m['compile']:.2f}",
@@ -279,6 +287,8 @@ def main(argv=None) -> int:
         if algos:
             _yardsticks(args, algos, horizon, runs)
 
+    if cache_dir:
+        shutil.rmtree(cache_dir, ignore_errors=True)
     if cli != "skip":
         extra = ["--horizon", "1000", "--runs", "10"] if cli == "quick" else []
         cold, warm, line = cli_wall(extra)
