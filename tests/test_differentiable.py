@@ -12,7 +12,8 @@ import optax
 import pytest
 
 import jaxbandits as jb
-from jaxbandits.differentiable import _relaxed_program, learnable_leaves
+from jaxbandits.differentiable import learnable_leaves
+from jaxbandits.differentiable.relaxed import _relaxed_program
 
 MEANS = (0.35, 0.75)
 HORIZON = 4

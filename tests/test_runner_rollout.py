@@ -81,7 +81,7 @@ def test_rematerialised_rollout_has_the_closed_form_gradient():
 def test_a_preset_agent_made_without_its_dimension_records_the_numbers_that_ran():
     """``colstim``'s exploration scale depends on d: made without ``env=`` it is None until
     the runner merges its preset at the environment's d, before compiling."""
-    env = jb.make_env("dueling-cosine")
+    env = jb.make_env("dueling-synthetic", utility="linear", dim=3, num_arms=4)
     d, hint = env.spec().dim, 500
     bare = jb.make_agent("colstim", horizon_hint=hint)
     assert bare.explore_scale is None
