@@ -197,7 +197,8 @@ def cli_wall(extra: list[str]) -> tuple[float, float, str]:
             times.append(time.perf_counter() - start)
             if out.returncode:
                 raise RuntimeError(f"{' '.join(cmd)} failed:\n{out.stderr[-2000:]}")
-            last = next((ln for ln in out.stdout.splitlines() if "compil" in ln.lower()), last)
+            lines = out.stdout.splitlines()
+            last = next((ln for ln in lines if ln.startswith("compile time")), last)
     return times[0], times[1], last
 
 
