@@ -24,11 +24,10 @@ def test_compare_compiles_ahead_with_the_numbers_of_simulate():
     # one trace per agent: the program lowered ahead is the one each agent's call uses
     assert trace_counts()["chunk"] == before + len(agents)
     assert all(r.compile_time > 0 for r in results.values())
-    for label, agent in agents.items():
-        clear_compiled()
-        alone = jb.simulate(ENV, agent, 5, T, 3, block_runs=2, progress=False)
-        np.testing.assert_array_equal(results[label].cumulative_regret, alone.cumulative_regret)
-        np.testing.assert_array_equal(results[label].cumulative_reward, alone.cumulative_reward)
+    clear_compiled()  # the second agent (compiled while the first played) compiled here alone
+    alone = jb.simulate(ENV, agents["lin-ucb"], 5, T, 3, block_runs=2, progress=False)
+    np.testing.assert_array_equal(results["lin-ucb"].cumulative_regret, alone.cumulative_regret)
+    np.testing.assert_array_equal(results["lin-ucb"].cumulative_reward, alone.cumulative_reward)
 
 
 def test_a_mostly_empty_default_block_warns_naming_block_runs():
