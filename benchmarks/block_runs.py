@@ -5,23 +5,16 @@ block per device per wave, so that a run's numbers never depend on how many runs
 share the call. On a CPU the default block already fills the cores; a GPU needs far wider
 blocks. This prints the rate for each block size, so that the choice is a measurement::
 
-    python benchmarks/block_runs.py --agent lin-ts --runs 10000 --blocks 128,1024,8192,10000
-    python benchmarks/block_runs.py --agent neural-ucb --env quadratic --runs 1000 --horizon 10
+    python -m benchmarks.block_runs --agent lin-ts --runs 10000 --blocks 128,1024,8192,10000
+    python -m benchmarks.block_runs --agent neural-ucb --env quadratic --runs 1000 --horizon 10
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
-_ROOT = Path(__file__).resolve().parents[1]
-if (_ROOT / "jaxbandits").is_dir() and str(_ROOT) not in sys.path:
-    sys.path.insert(0, str(_ROOT))  # benchmark the checkout this file belongs to
-if str(Path(__file__).resolve().parent) not in sys.path:
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from _bench import fmt_rate, int_list, parse_agent_spec, print_table, time_jax  # noqa: E402
+from benchmarks.timing import fmt_rate, int_list, parse_agent_spec, print_table, time_jax
 
 
 def main(argv=None) -> int:

@@ -14,7 +14,7 @@ source benchmarks/_gpu_setup.sh "$@"
 shift || true  # the rest are throughput_neural.py options
 export XLA_PYTHON_CLIENT_PREALLOCATE=false  # JAX leaves the card to PyTorch
 
-timeout "${NEURAL_LIMIT:-420}" python3 benchmarks/throughput_neural.py --torch-device cuda \
+timeout "${NEURAL_LIMIT:-420}" python3 -m benchmarks.throughput_neural --torch-device cuda \
   --agents nvldb-ucb-asym,lmc-ts,neural-ensemble-pp --runs 1,100,1000 \
   --check-seeds 3 --torch-data history --repeats 1 --min-time 0.5 --markdown "$@" 2>&1 \
   | tee "$LOG/neural_vs_torch.txt"

@@ -1,5 +1,5 @@
 """What a lin-ts / lin-ucb round costs on one CPU core, piece by piece, against the budget that
-issue 15's CPU targets leave it.
+the CPU targets (below) leave it.
 
 The targets are set at 1,000 runs on the whole machine: >= 100x the per-seed NumPy loop and
 >= 10x batched NumPy (``benchmarks/throughput.py``). With ``C`` cores working in parallel, a
@@ -27,8 +27,8 @@ XLA's code for these forms can do. They are printed beside the NumPy yardsticks 
 loop and batched NumPy at the same run count) and the budgets those imply. Run it from the
 repository root::
 
-    python benchmarks/linear_floor.py                  # d = 20, K = 50, 1,000 runs
-    python benchmarks/linear_floor.py --quick          # a smoke test
+    python -m benchmarks.linear_floor                  # d = 20, K = 50, 1,000 runs
+    python -m benchmarks.linear_floor --quick          # a smoke test
 """
 
 from __future__ import annotations
@@ -37,13 +37,10 @@ import argparse
 import os
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchmarks.timing import time_jax
 
-from _bench import time_jax  # noqa: E402
-
-TARGETS = {"loop": 100.0, "batched": 10.0}  # issue 15: x the per-seed loop, x batched NumPy
+TARGETS = {"loop": 100.0, "batched": 10.0}  # x the per-seed loop, x batched NumPy
 
 
 def _best_time(fn, *args, repeats: int) -> float:
@@ -65,7 +62,7 @@ def piece_costs(dim: int, num_arms: int, runs: int, horizon: int, repeats: int) 
     import jax
     import jax.numpy as jnp
 
-    from jaxbandits.agents.select import greedy_index
+    from jaxbandits.agents import greedy_index
     from jaxbandits.linalg import ridge_init, ridge_sample, ridge_sq_widths_update, ridge_update
 
     key = jax.random.key(0)
@@ -121,7 +118,7 @@ def piece_costs(dim: int, num_arms: int, runs: int, horizon: int, repeats: int) 
 
 def agent_cost(name: str, runs: int, horizon: int, repeats: int) -> float:
     """ns per seed-step of ``jb.simulate`` of ``name`` on ``linear`` (one device; best of
-    ``repeats`` calls after the compiling one, ``_bench.time_jax``)."""
+    ``repeats`` calls after the compiling one, ``benchmarks.timing.time_jax``)."""
     import jaxbandits as jb
 
     env, agent = jb.make_env("linear"), jb.make_agent(name)

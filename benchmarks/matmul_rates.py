@@ -8,11 +8,12 @@ How fast XLA runs these shapes bounds how fast a round can be, whatever the code
 * NVLDB's appendix network (width 32) and its main one (width 100), over blocks of 32 pairs
   (64 arm rows),
 
-beside one square 2048 product, the attainable peak (both timed by ``_bench.matmul_gflops``).
+beside one square 2048 product, the attainable peak (both timed by
+``benchmarks.timing.matmul_gflops``).
 Run it from the repository root::
 
-    python benchmarks/matmul_rates.py                    # the shapes above
-    python benchmarks/matmul_rates.py --shapes 25x64x20,8x64x100
+    python -m benchmarks.matmul_rates                    # the shapes above
+    python -m benchmarks.matmul_rates --shapes 25x64x20,8x64x100
 
 Each shape is timed for at least ``--min-time`` seconds after its compilation; the rate counts
 ``2 runs rows width^2`` FLOP per product.
@@ -22,11 +23,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from _bench import matmul_gflops  # noqa: E402
+from benchmarks.timing import matmul_gflops
 
 DEFAULT_SHAPES = "25x32x20,25x64x20,25x200x20,8x64x32,25x64x32,8x64x100,25x64x100"
 

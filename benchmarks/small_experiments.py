@@ -33,7 +33,8 @@ from pathlib import Path
 # per-arm (disjoint) models with one shared context, so they play the disjoint problem only.
 PROBLEMS = {
     "linear": (["lin-ucb", "lin-ts", "ensemble-pp"], []),
-    "disjoint-linear": (["disjoint-lin-ucb", "disjoint-lin-ts"], ["lin-ucb", "lin-ts"]),
+    "disjoint-linear": (["disjoint-lin-ucb", "disjoint-lin-ts", "disjoint-ensemble-pp"],
+                        ["lin-ucb", "lin-ts"]),
 }
 
 

@@ -7,8 +7,8 @@ process's peak RSS, and the RSS sampled every half second while running (a flat 
 memory bound), and the throughput relative to the reference count (10^4 runs, in memory, not
 streamed). Run from the repository root::
 
-    python benchmarks/streaming.py                      # 10^4, 10^5, 10^6, 10^7 runs
-    python benchmarks/streaming.py --runs 10000,100000  # quicker
+    python -m benchmarks.streaming                      # 10^4, 10^5, 10^6, 10^7 runs
+    python -m benchmarks.streaming --runs 10000,100000  # quicker
 """
 
 from __future__ import annotations
@@ -22,8 +22,7 @@ import tempfile
 import textwrap
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench import CPU_DEVICES_HELP, int_list  # noqa: E402
+from benchmarks.timing import CPU_DEVICES_HELP, int_list
 
 CHILD = textwrap.dedent(
     """

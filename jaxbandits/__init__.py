@@ -5,7 +5,7 @@ Agents and environments are pure functions of explicit keys and states; :func:`s
 jitted program of ``lax.scan`` over rounds and ``vmap`` over runs.
 """
 
-from jaxbandits import agents, envs, linalg, nets, runner
+from jaxbandits import agents, data, envs, linalg, nets, ope, runner
 from jaxbandits.cache import use_compilation_cache
 from jaxbandits.checkpoint import CheckpointError
 from jaxbandits.core import Agent, Assumptions, Context, Env, Feedback, Spec
@@ -61,6 +61,7 @@ __all__ = [
     "agents",
     "clear_compiled",
     "common_random_numbers",
+    "data",
     "compare",
     "default_agent_names",
     "default_block_runs",
@@ -74,6 +75,7 @@ __all__ = [
     "make_env",
     "meta_learn",
     "nets",
+    "ope",
     "paired_difference",
     "plot_regret",
     "policy_gradient",

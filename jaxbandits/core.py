@@ -28,23 +28,13 @@ with its signature when the agent is registered (:func:`check_agent_class`)::
 from __future__ import annotations
 
 import dataclasses
-import difflib
-import functools
 import inspect
-import math
-import os
-import re
 import types
 from collections.abc import Callable, Mapping
 from typing import (
     Any,
     ClassVar,
-    Literal,
-    NamedTuple,
     Protocol,
-    Union,
-    get_args,
-    get_origin,
     runtime_checkable,
 )
 
@@ -52,6 +42,27 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from flax import struct
+
+from jaxbandits.spec import (  # the round's data types and the engine's float dtype
+    ACTION_KINDS,
+    ActionKind,  # noqa: F401  (its old import path)
+    Assumptions,
+    Context,
+    Feedback,
+    PyTree,
+    Spec,
+    float_dtype,
+)
+from jaxbandits.validation import (  # the checks of settings
+    FieldKind,
+    check_choice,
+    check_nonnegative,
+    check_positive,
+    check_probability,
+    check_seed,
+    check_types,
+    field_kinds,
+)
 
 __all__ = [
     "ACTION_KINDS",
@@ -86,122 +97,9 @@ __all__ = [
 ]
 
 #: Rows of the ring buffer an agent with ``buffer_size=None`` keeps on an arm set that changes
-#: between rounds (2,000: seed-002's horizon and buffer, so the whole history of shorter runs).
+#: between rounds (2,000: Bae & Lee 2025's horizon and buffer, so the whole history of shorter
+#: runs).
 AUTO_BUFFER = 2000
-
-ActionKind = Literal["index", "pair", "vector"]
-ACTION_KINDS: tuple[str, ...] = ("index", "pair", "vector")
-PyTree = Any
-
-
-@struct.dataclass
-class Spec:
-    """What an environment shows an agent, fixed for the whole experiment (all static).
-
-    Attributes:
-      dim: feature dimension d of an arm (or of the action vector for ``"vector"`` actions).
-      num_arms: K, the number of arms offered per round (0 for compact action sets).
-      action_kind: ``"index"`` (an arm index in [0, K)), ``"pair"`` (two indices, dueling) or
-        ``"vector"`` (a point of a compact set such as the unit sphere, shape ``(d,)``).
-      feedback_kind: ``"reward"`` (a real reward) or ``"preference"`` (a comparison bit).
-      replay: True when the environment replays logged data; rounds whose logged action differs
-        from the agent's are not counted (``Feedback.accepted``) and there is no regret.
-      fixed_arms: True when the arm set is the same in every round of a run (``Context.arms``
-        is the same ``(K, d)`` array in every round, arm k always the same vector), so agents
-        may keep per-arm statistics across rounds (LinUCB's incremental widths). False unless
-        the environment guarantees it.
-      metrics: names of the extra per-round metrics in ``Feedback.metrics`` (e.g.
-        ``("weak_regret",)`` for dueling): the runner records their cumulative sums beside
-        regret and reward, and results, plots and summaries show them.
-      inputs: what a model reads each round: ``"arms"`` (the feature vectors ``Context.arms``,
-        every environment but the text ones) or ``"tokens"`` (one row of token ids,
-        ``Context.tokens``, shown for all actions; ``Context.arms`` repeats it per action).
-        Agents list the inputs they understand in ``Agent.input_kinds``.
-    """
-
-    dim: int = struct.field(pytree_node=False)
-    num_arms: int = struct.field(pytree_node=False)
-    action_kind: str = struct.field(pytree_node=False, default="index")
-    feedback_kind: str = struct.field(pytree_node=False, default="reward")
-    replay: bool = struct.field(pytree_node=False, default=False)
-    fixed_arms: bool = struct.field(pytree_node=False, default=False)
-    metrics: tuple[str, ...] = struct.field(pytree_node=False, default=())
-    inputs: str = struct.field(pytree_node=False, default="arms")
-
-
-@dataclasses.dataclass(frozen=True)
-class Assumptions:
-    """What an agent must assume about an environment to be well specified (None: not stated).
-
-    An environment states them (:meth:`Env.assumptions`); an agent maps them onto the fields it
-    has (:meth:`Agent.assume`); ``jb.make_agent(name, env=env)`` applies them to the fields the
-    user did not set.
-
-    Attributes:
-      noise_std: sigma, the (sub-)Gaussian scale of a reward around its mean (1/2 for rewards
-        in [0, 1], which are 1/2-sub-Gaussian).
-      prior_var: sigma_0^2, the variance of each coordinate of theta* under the instance
-        distribution: ``N(0, sigma_0^2 I)`` exactly, or the isotropic Gaussian with theta*'s
-        second moment (``1/d`` for a uniform unit vector). None when there is no linear
-        parameter.
-      param_bound: S, a bound on ``||theta*||`` (exact for a unit vector; for a Gaussian prior
-        the 99% quantile ``sigma_0 (sqrt(d) + sqrt(2 ln 100))``). None when unknown.
-      task: the environment's :attr:`Env.task`, the key of agents' per-task presets (set by
-        :func:`~jaxbandits.well_specified`).
-    """
-
-    noise_std: float | None = None
-    prior_var: float | None = None
-    param_bound: float | None = None
-    task: str | None = None
-
-    @classmethod
-    def gaussian_prior(cls, noise_std: float, prior_var: float, dim: int) -> Assumptions:
-        """theta* ~ N(0, prior_var I) in R^dim, rewards with noise scale ``noise_std``."""
-        bound = math.sqrt(prior_var) * (math.sqrt(dim) + math.sqrt(2.0 * math.log(100.0)))
-        return cls(noise_std=float(noise_std), prior_var=float(prior_var), param_bound=bound)
-
-    @classmethod
-    def sphere_prior(cls, noise_std: float, radius: float, dim: int) -> Assumptions:
-        """theta* uniform on the sphere of ``radius`` in R^dim (covariance radius^2 / dim I)."""
-        return cls(noise_std=float(noise_std), prior_var=float(radius) ** 2 / dim,
-                   param_bound=float(radius))
-
-
-@struct.dataclass
-class Context:
-    """What the agent sees in one round.
-
-    Attributes:
-      arms: ``(K, d)`` feature vectors of the arms offered this round, or None for a compact
-        action set (the agent then returns a vector).
-    Environments that show more subclass this dataclass and add fields.
-    """
-
-    arms: jax.Array | None = None
-
-
-@struct.dataclass
-class Feedback:
-    """What one round returns.
-
-    Attributes:
-      reward: ``()`` the observed reward (or the preference bit for dueling feedback).
-      regret: ``()`` the exact instantaneous pseudo-regret, ``max_x f*(x) - f*(action)``.
-      accepted: ``()`` bool, for replay environments: whether the round counted. Always True
-        for simulated environments.
-      metrics: ``{name: ()}`` the extra per-round metrics the spec names (``Spec.metrics``);
-        the runner accumulates each like the regret.
-      oracle: ``{name: array}`` privileged quantities of the round that a simulation knows and
-        a bandit algorithm does not (a dueling environment's true ``preference_prob``), for
-        oracle variants of agents (NVLDB's ``variance="oracle"``); not recorded.
-    """
-
-    reward: jax.Array
-    regret: jax.Array
-    accepted: jax.Array | bool = True
-    metrics: dict[str, jax.Array] = struct.field(default_factory=dict)
-    oracle: dict[str, jax.Array] = struct.field(default_factory=dict)
 
 
 class Env(struct.PyTreeNode):
@@ -414,7 +312,7 @@ class Agent(struct.PyTreeNode):
         """Raises ``ValueError`` naming the field when a setting has the wrong type or is out of
         range. Subclasses extend it and call ``super().validate()`` first (the type checks).
 
-        The shared field names (DESIGN section 1) are range-checked here, once for every agent:
+        The field names that agents share are range-checked here, once for every agent:
         ``reg`` and ``kappa`` positive; ``noise_std``, ``explore_scale``, ``perturb_std``,
         ``prior_scale``, ``learning_rate`` and ``param_bound`` finite and >= 0; ``delta`` in
         (0, 1); the sizes positive integers (``buffer_size`` may be None).
@@ -565,161 +463,6 @@ def _parameter_names(method: Any) -> tuple[str, ...]:
     return tuple(inspect.signature(method).parameters)[1:]
 
 
-# ------------------------------------------------------------------------------------------------
-# Validation helpers (run on concrete values, before any tracing).
-
-
-class FieldKind(NamedTuple):
-    """The declared type of a dataclass field, as :func:`check_types` enforces it.
-
-    Attributes:
-      kind: ``"int"``, ``"float"`` (any real number), ``"bool"``, ``"str"``, ``"path"`` (a
-        string or ``os.PathLike``), or ``""`` for a field that is not type-checked (a data table,
-        a wrapped agent...).
-      optional: None is allowed (the annotation says ``| None`` or the default is None).
-      leaf: a pytree leaf (not static): arrays of the kind's dtype are allowed too, since
-        ``sweep`` stacks leaves into arrays.
-    """
-
-    kind: str
-    optional: bool
-    leaf: bool
-
-
-_ARRAY_NAMES = {"jax.Array", "Array", "jnp.ndarray", "np.ndarray", "ndarray"}
-_PATH_NAMES = {"os.PathLike", "PathLike", "Path", "pathlib.Path"}
-_UNCHECKED_NAMES = {"Any", "typing.Any", "object"}
-_OPTIONAL = re.compile(r"^(?:typing\.)?Optional\[(.*)\]$")
-_KIND_WORDS = {"int": "an integer", "float": "a number", "bool": "True or False",
-               "str": "a string", "path": "a string or a path"}
-
-
-@functools.cache
-def field_kinds(cls: type) -> Mapping[str, FieldKind]:
-    """``{field name: FieldKind}`` of a dataclass, read once per class from its annotations
-    (strings under ``from __future__ import annotations``, or types) and, for an annotation that
-    names no scalar type, from the default's type (``warmup = 0`` is an integer field).
-
-    Example::
-
-        field_kinds(jb.agents.LinTS)["explore_scale"]   # FieldKind("float", False, True)
-    """
-    kinds = {}
-    for f in dataclasses.fields(cls):
-        default = f.default if f.default is not dataclasses.MISSING else None
-        tokens = _annotation_tokens(f.type)
-        optional = "None" in tokens or (f.default is None)
-        names = tokens - {"None"}
-        if names == {"bool"}:
-            kind = "bool"
-        elif names == {"int"}:
-            kind = "int"
-        elif "float" in names and names <= {"float", "int"} | _ARRAY_NAMES:
-            kind = "float"
-        elif names == {"str"}:
-            kind = "str"
-        elif "str" in names and names <= {"str"} | _PATH_NAMES:
-            kind = "path"
-        elif names & _UNCHECKED_NAMES:
-            kind = ""
-        else:
-            kind = _kind_of_value(default)
-        kinds[f.name] = FieldKind(kind, optional, f.metadata.get("pytree_node", True))
-    return types.MappingProxyType(kinds)
-
-
-def check_types(obj: Any) -> None:
-    """Raises ``ValueError`` naming the field unless every field of ``obj`` has its declared type.
-
-    Integer fields take Python or NumPy integers, never ``True`` or ``5.0``; number fields take
-    ints, floats and NumPy scalars but not bools, strings, lists or None; boolean fields take
-    only ``True``/``False`` (or NumPy bools); string switches take only strings. Pytree leaves
-    may also be arrays of the field's dtype (``sweep`` stacks them); static fields never are.
-    Optional fields (``buffer_size=None``) take None. The first check of every ``validate``.
-    """
-    for name, kind in field_kinds(type(obj)).items():
-        if not kind.kind:
-            continue
-        value = getattr(obj, name)
-        if value is None and kind.optional:
-            continue
-        if not _has_kind(value, kind):
-            what = _KIND_WORDS[kind.kind] + (" or None" if kind.optional else "")
-            raise ValueError(f"{_owner(obj)}: {name} must be {what}, got {_show(value)}")
-
-
-def _annotation_tokens(annotation: Any) -> set[str]:
-    """The names of an annotation's union members: ``"int | None"`` -> ``{"int", "None"}``."""
-    if isinstance(annotation, str):
-        text = annotation.strip()
-        match = _OPTIONAL.match(text)
-        if match:
-            return _annotation_tokens(match.group(1)) | {"None"}
-        parts, depth, start = [], 0, 0
-        for i, char in enumerate(text + "|"):
-            depth += (char == "[") - (char == "]")
-            if char == "|" and depth == 0:
-                parts.append(text[start:i].strip())
-                start = i + 1
-        return {part for part in parts if part}
-    if annotation is None or annotation is type(None):
-        return {"None"}
-    if get_origin(annotation) in (Union, types.UnionType):
-        return set().union(*(_annotation_tokens(a) for a in get_args(annotation)))
-    if annotation is Any:
-        return {"Any"}
-    if isinstance(annotation, type):
-        return {annotation.__name__}
-    return {str(annotation)}
-
-
-def _kind_of_value(value: Any) -> str:
-    for kind, cls in (("bool", bool), ("int", int), ("float", float), ("str", str)):
-        if isinstance(value, cls):
-            return kind
-    return ""
-
-
-def _has_kind(value: Any, kind: FieldKind) -> bool:
-    if isinstance(value, (bool, np.bool_)):
-        return kind.kind == "bool"
-    if kind.kind == "int":
-        scalar = isinstance(value, (int, np.integer))
-    elif kind.kind == "float":
-        scalar = isinstance(value, (int, float, np.integer, np.floating))
-    elif kind.kind == "str":
-        return isinstance(value, str)
-    elif kind.kind == "path":
-        return isinstance(value, (str, os.PathLike))
-    else:  # bool, and the value is not one
-        scalar = False
-    if scalar or not kind.leaf or not isinstance(value, (jax.Array, np.ndarray)):
-        return scalar
-    dtype = value.dtype
-    if kind.kind == "bool":
-        return dtype == np.bool_
-    if kind.kind == "int":
-        return jnp.issubdtype(dtype, jnp.integer)
-    return jnp.issubdtype(dtype, jnp.integer) or jnp.issubdtype(dtype, jnp.floating)
-
-
-def _show(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
-def _values(obj: Any, field: str) -> list[float]:
-    value = getattr(obj, field)
-    try:
-        return [float(v) for v in np.ravel(np.asarray(value, dtype=float))]
-    except (TypeError, ValueError) as err:
-        raise ValueError(f"{_owner(obj)}: {field} must be a number, got {_show(value)}") from err
-
-
-def _owner(obj: Any) -> str:
-    return getattr(obj, "name", "") or type(obj).__name__
-
-
 def check_inputs(spec: Spec, agent: Agent, env_name: str, agent_name: str) -> None:
     """Raises ``ValueError`` when ``agent`` cannot read the environment's round inputs
     (``Spec.inputs``, e.g. token ids for an agent of feature vectors)."""
@@ -728,99 +471,6 @@ def check_inputs(spec: Spec, agent: Agent, env_name: str, agent_name: str) -> No
                          f"it reads {'/'.join(agent.input_kinds)}, the environment shows "
                          f"{spec.inputs!r} (an agent with a text backbone reads tokens, e.g. "
                          "neural-ensemble-pp)")
-
-
-def check_positive(obj: Any, field: str, *, integer: bool = False) -> None:
-    """Raises ``ValueError`` unless ``obj.field`` is positive (and an integer if asked), and a
-    float value is a positive normal number of the engine's dtype (:func:`float_dtype`)."""
-    value = getattr(obj, field)
-    for v in _values(obj, field):
-        if not math.isfinite(v) or v <= 0 or (integer and v != int(v)):
-            kind = "a positive integer" if integer else "a positive finite number"
-            raise ValueError(f"{_owner(obj)}: {field} must be {kind}, got {_show(value)}")
-        _check_held(obj, field, v, integer=integer)
-
-
-def check_nonnegative(obj: Any, field: str, *, integer: bool = False) -> None:
-    """Raises ``ValueError`` unless ``obj.field`` is finite and >= 0 (and an integer if asked),
-    and finite in the engine's dtype (:func:`float_dtype`)."""
-    value = getattr(obj, field)
-    for v in _values(obj, field):
-        if not math.isfinite(v) or v < 0 or (integer and v != int(v)):
-            kind = "an integer >= 0" if integer else "finite and >= 0"
-            raise ValueError(f"{_owner(obj)}: {field} must be {kind}, got {_show(value)}")
-        _check_held(obj, field, v, zero_ok=True, integer=integer)
-
-
-def _check_held(obj: Any, field: str, v: float, zero_ok: bool = False,
-                integer: bool = False) -> None:
-    """Raises ``ValueError`` when the engine cannot hold the finite value ``v`` of ``obj.field``.
-
-    A float, in the engine's float dtype (:func:`float_dtype`): it overflows to inf
-    (``explore_scale=1e308`` in float32), or (unless ``zero_ok``) a nonzero value lies below the
-    dtype's smallest normal number, where it rounds to 0 or to a subnormal whose reciprocal is
-    inf (``reg=1e-45``). An integer pytree leaf, in int32 (the runner's integer leaves): it lies
-    outside int32's range (``warmup=2**40``). Static integer sizes stay Python ints."""
-    if integer:
-        limit = np.iinfo(np.int32)
-        kind = field_kinds(type(obj)).get(field) if dataclasses.is_dataclass(obj) else None
-        if kind is not None and kind.leaf and not limit.min <= v <= limit.max:
-            raise ValueError(f"{_owner(obj)}: {field} = {int(v)} overflows the engine's int32; "
-                             f"it must be at most {limit.max}")
-        return
-    info = np.finfo(float_dtype())
-    largest, smallest = float(info.max), float(info.tiny)
-    if abs(v) > largest:
-        problem, bound = "overflows to inf", f"at most {largest:.4g}"
-    elif 0 < abs(v) < smallest and not zero_ok:
-        problem, bound = "underflows (to 0 or a subnormal)", f"at least {smallest:.4g}"
-    else:
-        return
-    raise ValueError(f"{_owner(obj)}: {field} = {v!r} {problem} in the engine's "
-                     f"{info.dtype.name}; it must be {bound} (or enable float64, "
-                     "jax_enable_x64, for a wider range)")
-
-
-def check_probability(obj: Any, field: str) -> None:
-    """Raises ``ValueError`` unless ``obj.field`` lies in the open interval (0, 1), also as the
-    engine's dtype (:func:`float_dtype`) holds it."""
-    value = getattr(obj, field)
-    for v in _values(obj, field):
-        if not 0 < v < 1:
-            raise ValueError(f"{_owner(obj)}: {field} must lie in (0, 1), got {_show(value)}")
-        _check_held(obj, field, v)
-        if float(np.asarray(v, float_dtype())) >= 1:
-            raise ValueError(f"{_owner(obj)}: {field} = {v!r} rounds to 1 in the engine's "
-                             f"{np.dtype(float_dtype()).name}; it must lie in (0, 1) as the "
-                             "engine holds it (enable float64, jax_enable_x64, for values "
-                             "closer to 1)")
-
-
-def check_seed(obj: Any, field: str) -> None:
-    """Raises ``ValueError`` unless ``obj.field`` is an integer seed in ``[0, 2**63)`` (what
-    both ``jax.random.key`` and ``np.random.default_rng`` accept)."""
-    value = getattr(obj, field)
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) \
-            or not 0 <= int(value) < 2**63:
-        raise ValueError(f"{_owner(obj)}: {field} must be an integer seed in [0, 2**63), got "
-                         f"{_show(value)}")
-
-
-def check_choice(obj: Any, field: str, choices: tuple[str, ...]) -> None:
-    """Raises ``ValueError`` unless ``obj.field`` is one of ``choices``, naming the closest
-    choices of a misspelt string."""
-    value = getattr(obj, field)
-    if value in choices:
-        return
-    close = difflib.get_close_matches(value, choices, n=3, cutoff=0.5) \
-        if isinstance(value, str) else []
-    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-    raise ValueError(f"{_owner(obj)}: {field} must be one of {choices}, got {_show(value)}{hint}")
-
-
-def float_dtype() -> jnp.dtype:
-    """The default float dtype: float32, or float64 when ``jax_enable_x64`` is on."""
-    return jnp.result_type(float)
 
 
 def distinct_indices(key: jax.Array, n: int, k: int) -> jax.Array:

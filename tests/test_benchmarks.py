@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import subprocess
 import sys
@@ -11,21 +10,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from benchmarks import linear_floor as floor
+from benchmarks import matmul_rates as rates
+from benchmarks import throughput
+from tests.references import numpy_linear
+from tests.references.parity import regret_agreement
+
 pytestmark = pytest.mark.full
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "throughput.py"
-
-
-def _load_script():
-    """The benchmark script as a module (for its parser; it imports jax only in main)."""
-    spec = importlib.util.spec_from_file_location("_throughput_benchmark", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
-throughput = _load_script()
+ROOT = Path(__file__).resolve().parents[1]
 
 # The rows of --quick's default agent list and the environment each is benchmarked on.
 QUICK_ROWS = {
@@ -53,10 +46,10 @@ def test_agent_specs_parse_to_labels_and_overrides():
 
 @pytest.mark.parametrize("kind", ["gaussian", "sphere", "cube", "coordinate", "sparse"])
 def test_batched_reference_laws_are_isotropic_draws_per_row(kind):
-    """``_numpy_reference_law`` with a leading batch: one independent draw of ``R^M`` per index,
+    """``reference_law`` with a leading batch: one independent draw of ``R^M`` per index,
     of mean square 1 per coordinate (exactly 1 for the sphere, cube, coordinate and sparse)."""
     rng = np.random.default_rng(0)
-    zeta = throughput._numpy_reference_law(rng, kind, 8, 2, (400, 3), np.float32)
+    zeta = numpy_linear.reference_law(rng, kind, 8, 2, (400, 3), np.float32)
     assert zeta.shape == (400, 3, 8) and zeta.dtype == np.float32
     sq = np.sum(zeta.astype(np.float64) ** 2, axis=-1)
     if kind == "gaussian":
@@ -67,7 +60,7 @@ def test_batched_reference_laws_are_isotropic_draws_per_row(kind):
         assert set(np.count_nonzero(zeta, axis=-1).ravel()) == {1 if kind == "coordinate" else 2}
     # the rows are separate draws (coordinate: 16 possible values)
     assert len({tuple(row) for row in zeta.reshape(-1, 8)}) >= 12
-    single = throughput._numpy_reference_law(rng, kind, 8, 2)
+    single = numpy_linear.reference_law(rng, kind, 8, 2)
     assert single.shape == (8,) and single.dtype == np.float64
 
 
@@ -106,11 +99,11 @@ def test_neural_agents_are_routed_to_the_pytorch_comparison():
 
 def test_throughput_quick_runs_and_prints_ratios():
     proc = subprocess.run(
-        [sys.executable, str(SCRIPT), "--quick"],
+        [sys.executable, "-m", "benchmarks.throughput", "--quick"],
         capture_output=True,
         text=True,
         timeout=600,
-        cwd=SCRIPT.parents[1],
+        cwd=ROOT,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     out = proc.stdout
@@ -173,10 +166,6 @@ def test_no_reference_mode_prints_the_engine_alone_and_skips_what_does_not_fit(c
 
 
 def test_matmul_rates_parses_shapes_and_prints_a_rate_per_shape(capsys):
-    spec = importlib.util.spec_from_file_location("_matmul_rates",
-                                                  SCRIPT.parent / "matmul_rates.py")
-    rates = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(rates)
     assert rates.parse_shapes("25x64x20, 8X64x100") == [(25, 64, 20), (8, 64, 100)]
     for bad in ("2x3", "0x4x4", "ax4x4"):
         with pytest.raises(Exception, match="RUNSxROWSxWIDTH"):
@@ -189,10 +178,6 @@ def test_matmul_rates_parses_shapes_and_prints_a_rate_per_shape(capsys):
 
 
 def test_linear_floor_prints_pieces_and_budgets(capsys):
-    spec = importlib.util.spec_from_file_location("_linear_floor",
-                                                  SCRIPT.parent / "linear_floor.py")
-    floor = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(floor)
     assert floor.main(["--quick", "--cores", "2"]) == 0
     out = capsys.readouterr().out
     pieces = {}
@@ -215,8 +200,6 @@ def test_linear_floor_prints_pieces_and_budgets(capsys):
 
 
 def test_regret_agreement_gives_one_seed_the_spread_of_one_run():
-    from _bench import regret_agreement
-
     # 100 JAX runs at 438 +- 39.5 (95% half-width): one run's spread is about +- 395
     one = regret_agreement([213.0], 438.0, 39.5, 100)
     assert one["np_half"] == pytest.approx(395.0) and one["consistent"]

@@ -12,35 +12,27 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from benchmarks import throughput
+from benchmarks import throughput_neural as bench
+from tests.references import torch_neural as ref
+
 pytestmark = pytest.mark.full
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "throughput_neural.py"
+ROOT = Path(__file__).resolve().parents[1]
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
-
-
-def _load_script(path: Path = SCRIPT, name: str = "_throughput_neural_benchmark"):
-    """A benchmark script as a module (it imports jax and torch only when it runs)."""
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = _load_script()
 
 
 def test_arguments_parse():
     args = bench.parse_args(["--quick", "--agents", "neural-es:ensemble_size=4,neural-ucb"])
     assert args.agents == [("neural-es", {"ensemble_size": 4}), ("neural-ucb", {})]
     assert args.runs == [1, 2] and args.flat_horizons == [4, 8]
-    assert set(bench.TORCH_REFERENCES) >= {"neural-es", "neural-ucb", "nvldb-ucb-asym",
+    assert set(ref.TORCH_REFERENCES) >= {"neural-es", "neural-ucb", "nvldb-ucb-asym",
                                            "ndb-ucb", "neural-ensemble-pp", "lmc-ts"}
-    assert bench.REFERENCE_ENVS["nvldb-ucb-asym"] == bench.REFERENCE_ENVS["ndb-ucb"] == \
+    assert ref.REFERENCE_ENVS["nvldb-ucb-asym"] == ref.REFERENCE_ENVS["ndb-ucb"] == \
         "dueling-square"
-    assert bench.REFERENCE_ENVS["neural-ensemble-pp"] == "quadratic-pool"
-    assert bench.REFERENCE_ENVS["lmc-ts"] == "vector-quadratic"
-    assert set(bench.REFERENCE_ENVS.values()) <= set(bench.NUMPY_ENVS)
+    assert ref.REFERENCE_ENVS["neural-ensemble-pp"] == "quadratic-pool"
+    assert ref.REFERENCE_ENVS["lmc-ts"] == "vector-quadratic"
+    assert set(ref.REFERENCE_ENVS.values()) <= set(ref.NUMPY_ENVS)
     with pytest.raises(ValueError, match="field=value"):
         bench.parse_entry("neural-es:ensemble_size")
 
@@ -62,16 +54,15 @@ def test_nvldb_flop_count_is_the_closed_form():
 def test_throughput_script_forwards_the_dueling_agents():
     """``benchmarks/throughput.py --agents ...`` hands agents with a PyTorch reference (the
     dueling ones too) to this script and keeps the others."""
-    throughput = _load_script(SCRIPT.parent / "throughput.py", "_throughput_benchmark_neural")
     args = throughput.parse_args(["--agents", "nvldb-ucb-asym,lin-ucb,ndb-ucb:num_grad_steps=5"])
     assert args.neural == ["nvldb-ucb-asym", "ndb-ucb:num_grad_steps=5"]
     assert [entry.name for entry in args.agents] == ["lin-ucb"]
     args = throughput.parse_args(["--agents", "neural-ensemble-pp,ensemble-pp,lmc-ts"])
-    assert args.neural == ["neural-ensemble-pp", "lmc-ts"]  # seed-001's, against PyTorch
+    assert args.neural == ["neural-ensemble-pp", "lmc-ts"]  # Li et al. 2024's, against PyTorch
     assert [entry.name for entry in args.agents] == ["ensemble-pp"]  # linear: NumPy
 
 
-def test_numpy_twins_of_the_seed001_environments():
+def test_numpy_twins_of_the_ensemble_pp_environments():
     """The NumPy twins of ``quadratic-pool`` and ``vector-quadratic`` (the PyTorch loops'
     environments): the authors' shared pool instance and subset sequence exactly as the JAX
     environment holds them, per-run instances of the same law (unit arms, K distinct pool rows,
@@ -82,7 +73,7 @@ def test_numpy_twins_of_the_seed001_environments():
 
     env = jb.make_env("quadratic-pool", dim=6, pool_size=30, num_arms=4, instance="authors_recipe",
                       authors_rounds=3)
-    twin = bench.NUMPY_ENVS["quadratic-pool"](env, np.random.default_rng(0))
+    twin = ref.NUMPY_ENVS["quadratic-pool"](env, np.random.default_rng(0))
     state = env.init(jax.random.key(0))
     np.testing.assert_allclose(twin.pool_means, np.asarray(state.means), rtol=1e-5)
     for t in range(4):  # round t offers subset t mod authors_rounds on both sides
@@ -94,11 +85,11 @@ def test_numpy_twins_of_the_seed001_environments():
         assert regret >= 0.0 and np.isfinite(reward)
 
     rng = np.random.default_rng(1)
-    per_run = bench.NUMPY_ENVS["quadratic-pool"](jb.make_env("quadratic-pool"), rng)
+    per_run = ref.NUMPY_ENVS["quadratic-pool"](jb.make_env("quadratic-pool"), rng)
     arms = per_run.observe()
     assert arms.shape == (50, 100) and len(set(per_run.ids.tolist())) == 50
     np.testing.assert_allclose(np.linalg.norm(arms, axis=-1), 1.0, rtol=1e-5)
-    vector = bench.NUMPY_ENVS["vector-quadratic"](jb.make_env("vector-quadratic"), rng)
+    vector = ref.NUMPY_ENVS["vector-quadratic"](jb.make_env("vector-quadratic"), rng)
     first, second = vector.observe(), vector.observe()
     assert first.shape == (50, 20) and not np.allclose(first, second)  # fresh every round
     np.testing.assert_allclose(np.linalg.norm(second, axis=-1), 1.0, rtol=1e-5)
@@ -108,7 +99,7 @@ def test_numpy_twins_of_the_seed001_environments():
 
 
 @pytest.mark.skipif(not HAVE_TORCH, reason="the PyTorch references need torch (.[bench])")
-def test_seed001_references_match_the_agents_update():
+def test_ensemble_pp_references_match_the_agents_update():
     """The training checks of the neural-ensemble-pp and lmc-ts references (the quick form,
     float64 only): the agent's own ``update`` and the PyTorch reference, fed the agent's random
     draws, land on the same parameters (the full benchmark runs them too; they are tested here
@@ -116,12 +107,12 @@ def test_seed001_references_match_the_agents_update():
     on a loaded machine)."""
     import jaxbandits as jb
 
-    bench._import_torch().set_num_threads(1)
+    ref.import_torch().set_num_threads(1)
     for name in ("neural-ensemble-pp", "lmc-ts"):
-        reference = bench.TORCH_REFERENCES[name]
-        env = jb.make_env(bench.REFERENCE_ENVS[name])
+        reference = ref.TORCH_REFERENCES[name]
+        env = jb.make_env(ref.REFERENCE_ENVS[name])
         agent = jb.make_agent(name, **reference.agent_defaults)
-        out = bench.check_training(env, agent, name, quick=True)
+        out = ref.check_training(env, agent, name, quick=True)
         assert out["ok"], (name, out)
         assert max(out["errors"].values()) < 1e-12, (name, out)
         assert out["moved"] > 1e-4, (name, out)  # the rounds did train
@@ -137,17 +128,17 @@ def test_reference_tensors_follow_the_torch_device():
     """Every NumPy array the references turn into a tensor goes through ``to_torch``, which
     lands on ``torch.set_default_device`` (``--torch-device``; checked with the ``meta`` device,
     which needs no GPU): a CPU tensor among CUDA ones would fail at the first product."""
-    torch = bench._import_torch()
-    source = SCRIPT.read_text()
+    torch = ref.import_torch()
+    source = Path(ref.__file__).read_text()
     assert "torch.from_numpy(" not in source.replace("return torch.from_numpy(array)", "")
     previous = torch.get_default_device()
     try:
         torch.set_default_device("meta")
-        assert bench.to_torch(np.ones((2, 3), np.float32)).device.type == "meta"
+        assert ref.to_torch(np.ones((2, 3), np.float32)).device.type == "meta"
         assert torch.zeros(3).device.type == "meta"
     finally:
         torch.set_default_device(previous)
-    tensor = bench.to_torch(np.arange(3.0))
+    tensor = ref.to_torch(np.arange(3.0))
     assert tensor.device.type == "cpu" and tensor.dtype == torch.float64
 
 
@@ -157,12 +148,12 @@ def quick_output() -> str:
     to the horizon, no warm-up) and an unknown name; one flatness horizon, the timed one, so
     that a single program per agent is compiled."""
     proc = subprocess.run(
-        [sys.executable, str(SCRIPT), "--quick", "--runs", "1", "--flat-horizons", "2",
-         "--agents", "neural-es,ndb-ucb,no-such-neural-agent"],
+        [sys.executable, "-m", "benchmarks.throughput_neural", "--quick", "--runs", "1",
+         "--flat-horizons", "2", "--agents", "neural-es,ndb-ucb,no-such-neural-agent"],
         capture_output=True,
         text=True,
         timeout=900,
-        cwd=SCRIPT.parents[1],
+        cwd=ROOT,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc.stdout

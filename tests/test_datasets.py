@@ -22,7 +22,8 @@ import numpy as np
 import pytest
 
 import jaxbandits as jb
-from jaxbandits.cli import _table_markdown, main
+from jaxbandits.cli import main
+from jaxbandits.cli._reports import _table_markdown
 from jaxbandits.envs import datasets
 from jaxbandits.envs.datasets import DataNotFoundError, block_features, load_dataset
 
@@ -359,10 +360,10 @@ NEURAL_AGENTS = ("neural-es", "neural-ucb", "neural-ts", "neurallog-ucb-1", "neu
 @needs_shared
 @pytest.mark.slow
 def test_every_neural_agent_beats_random_on_shuttle():
-    """Issue 5's ordering on real data: every neural agent at its defaults (a ring buffer of the
-    whole horizon, since a context arrives each round; neural-es / neural-ucb / neural-ts train
-    every 10 rounds instead of every round, to keep the test short) ends with less than half of
-    uniform play's regret after 300 rounds (2 runs each; random: 257 +- 3 per run). Shuttle is
+    """The neural agents' ordering on real data: every neural agent at its defaults (a ring buffer
+    of the whole horizon, since a context arrives each round; neural-es / neural-ucb / neural-ts
+    train every 10 rounds instead of every round, to keep the test short) ends with less than half
+    of uniform play's regret after 300 rounds (2 runs each; random: 257 +- 3 per run). Shuttle is
     80% class 1, so an agent that learns anything quickly leaves random play far behind."""
     env = jb.make_env("shuttle")
     every = {"neural-es": 10, "neural-ucb": 10, "neural-ts": 10}

@@ -1,4 +1,4 @@
-"""G-optimal design and its rounding (seed-000 section 2.4; section 5, checks 7-8)."""
+"""G-optimal design and its rounding (Sun et al. 2025, Algs. 2-3, App. B.6)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def _instances(num_arms: int, dim: int) -> jax.Array:
 
 @pytest.mark.parametrize("num_arms, dim", SHAPES)
 def test_design_is_on_the_simplex_and_kiefer_wolfowitz_optimal(num_arms, dim):
-    """Check 7: sum = 1, weights >= 0, and max_k x_k^T V(w)^{-1} x_k in [d, d (1 + 1e-3)]."""
+    """Alg. 2: sum = 1, weights >= 0, and max_k x_k^T V(w)^{-1} x_k in [d, d (1 + 1e-3)]."""
     arms = _instances(num_arms, dim)
     weights = jax.jit(jax.vmap(g_optimal_design))(arms)
     g_max = jax.vmap(lambda a, w: design_variance(a, w).max())(arms, weights)
@@ -53,7 +53,7 @@ def test_design_of_a_basis_is_uniform_on_it():
 
 @pytest.mark.parametrize("increment", ["ratio", "literal"])
 def test_rounding_sums_exactly_to_n(increment):
-    """Check 8: N_i >= 0 integers, sum N = n for every n (n < p/2 included), |N_i - n w_i| <= p."""
+    """Alg. 3: N_i >= 0 integers, sum N = n for every n (n < p/2 included), |N_i - n w_i| <= p."""
     arms = _instances(10, 5)
     weights = jax.vmap(g_optimal_design)(arms)
     ns = jnp.asarray([0, 1, 3, 7, 10, 32, 57, 100, 500, 1001])
@@ -69,7 +69,8 @@ def test_rounding_sums_exactly_to_n(increment):
 
 
 def test_rounded_design_satisfies_lemma_b5():
-    """Check 8: for n >= r(eps), max_k x_k^T (sum_i N_i x_i x_i^T)^{-1} x_k <= (1 + eps) d / n."""
+    """Alg. 3 (Lemma B.5): for n >= r(eps), max_k x_k^T (sum_i N_i x_i x_i^T)^{-1} x_k <= (1 + eps)
+    d / n."""
     dim, eps = 5, 0.5
     r = rounding_threshold(dim, eps)
     assert r == 32.0

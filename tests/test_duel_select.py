@@ -1,11 +1,11 @@
-"""The shared pair-selection rules (``jaxbandits.agents.duel_select``; seed-004 section 5, checks
-4-7, and A13-A15, section 7).
+"""The shared pair-selection rules (``jaxbandits.agents.duel_select``; Oh et al. 2026,
+Sec. 4.2, App. C.1, Listings 2-4 of App. E.2).
 
 Identities (widths, the a = 0 rules, candidate sets) run in float64 through the ``x64`` fixture
-and against slow NumPy loops written from the spec's formulas. The Thompson-sampling laws are
-checked through the empirical frequencies of the chosen pairs over many keys against a NumPy
-Monte Carlo of the same formulas (tolerance stated at the check). Each rule compiles once per
-shape.
+and against slow NumPy loops written from the paper's formulas (App. C.1, Listings 2-4). The
+Thompson-sampling laws are checked through the empirical frequencies of the chosen pairs over many
+keys against a NumPy Monte Carlo of the same formulas (tolerance stated at the check). Each rule
+compiles once per shape.
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ def _members(u, widths, mode):
 
 
 # ------------------------------------------------------------------------------------------------
-# Check 4: widths.
+# Widths.
 
 
 @pytest.mark.usefixtures("x64")
@@ -109,7 +109,7 @@ def test_widths_clamp_a_negative_quadratic_form_to_zero():
 
 
 # ------------------------------------------------------------------------------------------------
-# Check 5: a = 0.
+# a = 0.
 
 
 @pytest.mark.usefixtures("x64")
@@ -137,7 +137,7 @@ def test_zero_scale_ties_go_to_the_first_maximiser():
 
 
 # ------------------------------------------------------------------------------------------------
-# Check 6 and A13-A14: self-duels and candidate sets.
+# Self-duels and candidate sets (App. C.1, Listings 2-4).
 
 
 def _random_batch(n, seed, degenerate_every=0):
@@ -219,7 +219,7 @@ def test_ge_candidates_always_hold_the_greedy_arm_and_empty_strict_sets_are_dege
             degenerate = i % 4 == 0 or (scale == 0.0 and i % 4 == 1)  # zero width on a tie
             if not raw.any():
                 assert degenerate, i
-                # the fallback {argmax u} (A13): the first maximiser
+                # the fallback {argmax u}: the first maximiser
                 np.testing.assert_array_equal(strict[i], np.arange(K) == best[i])
             else:
                 np.testing.assert_array_equal(strict[i], raw)
@@ -227,7 +227,7 @@ def test_ge_candidates_always_hold_the_greedy_arm_and_empty_strict_sets_are_dege
 
 
 # ------------------------------------------------------------------------------------------------
-# Check 7: Thompson-sampling laws, keys, jit and vmap.
+# Thompson-sampling laws, keys, jit and vmap.
 
 NUM_DRAWS = 20_000
 # The frequency of each of the K^2 pairs over NUM_DRAWS independent draws has a standard error of
@@ -237,7 +237,8 @@ FREQ_TOL = 0.02
 
 
 def _numpy_ts(rule, u, widths, q, t, forbid, rng, n, candidates="strict", form="code"):
-    """Monte Carlo of the TS rules from seed-004 section 2.3 (first maximiser, row-major)."""
+    """Monte Carlo of the TS rules from Oh et al. 2026, Sec. 4.2, App. C.1, Listings 2-4 (first
+    maximiser, row-major)."""
     num_arms = len(u)
     counts = np.zeros((num_arms, num_arms))
     best = int(np.argmax(u))

@@ -1,4 +1,4 @@
-"""Contextual dueling environments (issue 12, seed-004 section 3.1, A17-A21, check 9).
+"""Contextual dueling environments (Oh et al. 2026, Sec. 6, App. E.1).
 
 The synthetic tasks always run; the UCI conversions read the shared shuttle and magic files when
 present (skipped otherwise) and covertype from a tiny file written here. Identities (regret
@@ -111,6 +111,24 @@ def test_shortcuts_only_change_the_default_utility():
         assert (env.utility, env.dim, env.num_arms, env.link) == (utility, 5, 5, "btl")
         assert env.quadratic_form == "matrix"
     assert jb.make_env("dueling-cosine", utility="square").utility == "square"
+
+
+def test_pair_floor_pays_the_best_distinct_pair_whatever_is_played():
+    """``jb.envs.DuelingPairFloorEnv``: the same instance and contexts as ``dueling-synthetic``,
+    regret ``(u_(1) - u_(2)) / 2`` (strong ``u_(1) - u_(2)``, weak 0) for every pair played."""
+    floor = jb.envs.DuelingPairFloorEnv(utility="cosine", dim=3, num_arms=4)
+    plain = jb.make_env("dueling-synthetic", utility="cosine", dim=3, num_arms=4)
+    state, context = _round(floor, t=0)
+    same_state, same_context = _round(plain, t=0)
+    np.testing.assert_array_equal(context.arms, same_context.arms)
+    top = np.sort(np.asarray(floor.utilities(state, context.arms), np.float64))[-2:]
+    for pair in ([0, 1], [2, 2], [3, 0]):
+        fb = _apply(floor, "feedback", jax.random.key(1), state, context,
+                    jnp.asarray(pair, jnp.int32))
+        np.testing.assert_allclose(float(fb.regret), (top[1] - top[0]) / 2, rtol=1e-5)
+        np.testing.assert_allclose(float(fb.metrics["strong_regret"]), top[1] - top[0],
+                                   rtol=1e-5)
+        assert float(fb.metrics["weak_regret"]) == 0.0 and float(fb.reward) == 0.0
 
 
 def test_contexts_are_fresh_each_round_and_uniform_before_normalising():
@@ -264,7 +282,8 @@ def test_links_differ_at_the_same_gap():
 
 
 def test_square_task_is_nearly_deterministic_with_raw_utilities():
-    """A18: no clipping, so a pair with a large gap almost always returns 1."""
+    """Raw utilities (Listing 1): no clipping, so a pair with a large gap almost always returns
+    1."""
     env = jb.make_env("dueling-square", instance_seed=2)
     state, context = _round(env, seed=2)
     u = np.asarray(env.utilities(state, context.arms))

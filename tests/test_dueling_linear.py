@@ -1,5 +1,5 @@
 """Linear contextual dueling agents: maxinp, maxpair-ucb, colstim, vacdb, and random pairs
-(issue 12; seed-004 sections 2.5, 7, A13-A15, A22).
+(the linear baselines of Oh et al. 2026, Sec. 6).
 
 * the contract (jitted, no retrace, the state's tree kept, valid pairs) for every agent and
   preset, and learning on a well-specified linear-BTL task (``u = theta^T x``, a subclass of the

@@ -1,5 +1,5 @@
-"""NVLDB / NLDB and NDB (seed-004): the exact identities in float64 (section 5 checks 1-3 and
-8), valid pairs without self-duels, and learning on a tiny ``dueling-square``."""
+"""NVLDB / NLDB and NDB (Oh et al. 2026, Alg. 1, Eqs. 2-6): the exact identities in float64, valid
+pairs without self-duels, and learning on a tiny ``dueling-square``."""
 
 from __future__ import annotations
 
@@ -23,9 +23,9 @@ NAMES = [f"{p}-{k}-{f}" for p in ("nvldb", "nldb") for k in ("ucb", "ts")
 
 
 class SelfDuelCounting(DuelingSquareEnv):
-    """``dueling-square`` (seed-004's square task: unit-norm contexts, ``u = 10 (theta^T
-    x)^2``, ``theta ~ U[-1, 1]^d``, BTL, average regret) with the self-duel indicator as one more
-    metric, so that the runner counts self-duels."""
+    """``dueling-square`` (Oh et al. 2026's square task, App. E.1.1: unit-norm contexts, ``u = 10
+    (theta^T x)^2``, ``theta ~ U[-1, 1]^d``, BTL, average regret) with the self-duel indicator as
+    one more metric, so that the runner counts self-duels."""
 
     name = "dueling-square-self-duels"
 
@@ -93,7 +93,7 @@ def _net_and_state(options, x64):
 
 
 # ------------------------------------------------------------------------------------------------
-# Float64 identities (seed-004 section 5, checks 1-3 and 8).
+# Float64 identities (Oh et al. 2026, Eqs. 2-6).
 
 
 @pytest.mark.usefixtures("x64")
@@ -116,7 +116,7 @@ def test_f_is_theta_phi_and_its_theta_gradient_is_phi():
     assert u.dtype == jnp.float64 and phi.shape == (NUM_ARMS, DIM)  # D = d by default
     np.testing.assert_allclose(u, phi @ state.params.theta, rtol=1e-12)
     np.testing.assert_allclose(grads, phi, atol=1e-6, rtol=0)
-    # phi = sqrt(m) relu(W_3 relu(W_2 relu(W_1 x))), and without the switches of A3
+    # phi = sqrt(m) relu(W_3 relu(W_2 relu(W_1 x))), and without the switches of Eq. 2
     w1, w2, w3 = (np.asarray(k[...]) for k in state.params.net["kernels"].values())
     relu = lambda a: np.maximum(a, 0.0)  # noqa: E731
     pre = w3 @ relu(w2 @ relu(w1 @ np.asarray(x).T))
@@ -249,8 +249,8 @@ def test_oracle_variance_weighs_pairs_by_the_true_preference_probability():
 
 @pytest.mark.usefixtures("x64")
 def test_theta_refit_reaches_the_minimiser_with_the_features_fixed():
-    """theta_refit (A7): after the Newton steps theta is stationary for Eq. 4 with W fixed
-    (the gradient in theta of nvldb_loss vanishes), while W still trains by Adam. The probit
+    """theta_refit (Alg. 1 line 10): after the Newton steps theta is stationary for Eq. 4 with W
+    fixed (the gradient in theta of nvldb_loss vanishes), while W still trains by Adam. The probit
     link: its curvature is not the logistic's p (1 - p), so the generic path is checked."""
     link = "probit"
     agent = jb.make_agent("nvldb-ucb-asym", theta_refit=25, link=link, **SMALL)
@@ -386,7 +386,8 @@ def test_symmetric_init_gives_zero_features():
 
 
 # ------------------------------------------------------------------------------------------------
-# Learning (seed-004 section 7: relative small-scale checks).
+# Learning (Oh et al. 2026, App. E.2 (our reimplementation of Listings 2-4): relative small-scale
+# checks).
 
 
 def test_nvldb_beats_uniform_random_pairs():
@@ -399,6 +400,7 @@ def test_nvldb_beats_uniform_random_pairs():
                          progress=False)
     ours, uniform = results["nvldb"].final()[0], results["random"].final()[0]
     assert ours < 0.8 * uniform, (ours, uniform)
-    # no self-duel collapse (seed-004 section 7) over the last 20% of the rounds
+    # no self-duel collapse (Oh et al. 2026, App. E.2 (our reimplementation of Listings 2-4)) over
+    # the last 20% of the rounds
     self_duels = np.asarray(results["nvldb"].metrics["self_duel"])
     assert np.mean(self_duels[:, -1] - self_duels[:, -2]) / (horizon // 5) < 0.5

@@ -1,4 +1,5 @@
-"""The closed-form ensemble family (issue 3): distributions, laws, covariance tracking, orderings.
+"""The closed-form ensemble family (Li et al. 2024; Lee & Oh 2024): distributions, laws, covariance
+tracking, orderings.
 
 Identities that need float64 live in ``test_ensembles_float64.py``; everything here runs in the
 default float32. Tolerances are stated next to each check.
@@ -28,7 +29,7 @@ NEW_AGENTS = ("lin-es", "lin-phe", "ensemble-sampling", "rrls", "ensemble-pp")
 
 
 # ------------------------------------------------------------------------------------------------
-# Reference, perturbation and update-index distributions (seed-001 section 2.1).
+# Reference, perturbation and update-index distributions (Li et al. 2024, App. B.1, Algs. 3-7).
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +82,7 @@ def test_reference_anti_concentration(kind, bound, reference_draws):
 def test_perturbations_are_unit_norm_and_isotropic(kind):
     keys = jax.random.split(jax.random.key(2), 20_000)
     z = np.asarray(jax.vmap(lambda k: perturbation_sample(k, kind, 5, sparsity=3))(keys))
-    if kind == "gaussian":  # N(0, I/M): E||z||^2 = 1, not unit-norm (seed-001 A6)
+    if kind == "gaussian":  # N(0, I/M): E||z||^2 = 1, not unit-norm (Li et al. 2024, Sec. 5)
         assert abs(np.mean(np.sum(z**2, axis=1)) - 1.0) < 5 * math.sqrt(2 / 5 / len(z))
     else:
         np.testing.assert_allclose(np.linalg.norm(z, axis=1), 1.0, rtol=1e-5)
@@ -141,7 +142,7 @@ def _feed(agent, arms, actions, rewards, init_key):
 
 @pytest.mark.parametrize("buffer_size", [None, 128, 32])
 def test_lin_phe_samples_the_lin_ts_law(buffer_size):
-    """Gaussian LinPHE given the history is N(mu, sigma_R^2 V^{-1}) (seed-003 section 2.6.1).
+    """Gaussian LinPHE given the history is N(mu, sigma_R^2 V^{-1}) (Lee & Oh 2024, Sec. 6).
 
     Over 20,000 perturbation keys (the agent's init key), mean and covariance within 4.5 standard
     errors per entry; with ``buffer_size = 32 < 100`` pulls the evicted perturbations are frozen,
@@ -170,7 +171,7 @@ def test_lin_phe_samples_the_lin_ts_law(buffer_size):
 
 
 def test_lin_es_members_have_the_posterior_law_on_a_fixed_design():
-    """seed-003 section 7.3: over 20,000 members, theta^j - mu ~ N(0, sigma_R^2 V^{-1})."""
+    """Lee & Oh 2024, Eq. 5 in law: over 20,000 members, theta^j - mu ~ N(0, sigma_R^2 V^{-1})."""
     rng = np.random.default_rng(5)
     arms = rng.normal(size=(4, 3)) / np.sqrt(3)
     actions = rng.integers(0, 4, size=50)
@@ -214,7 +215,7 @@ def _feed_one(agent, state, t):
 
 
 # ------------------------------------------------------------------------------------------------
-# Ensemble++ covariance tracking (seed-001 section 5, check 3; Lemma 4.2).
+# Ensemble++ covariance tracking (Li et al. 2024, Sec. 4, Lemma 4.2).
 
 
 def test_ensemble_pp_factor_tracks_the_posterior_covariance_under_adaptive_play():
@@ -256,7 +257,7 @@ def test_ensemble_pp_factor_tracks_the_posterior_covariance_under_adaptive_play(
 
 @pytest.mark.full
 def test_ensemble_pp_matches_thompson_sampling_and_beats_ensemble_sampling():
-    """Ensemble++ E1 at d = 10 (``russo``, K = 100, T = 1,000, 1,000 runs, M = 8).
+    """Li et al. 2024, Fig. 2(a) at d = 10 (``russo``, K = 100, T = 1,000, 1,000 runs, M = 8).
 
     * Ensemble++ (Gaussian reference, Sphere perturbation) within 20% of exact TS (``lin-ts``
       with ``reg = noise^2 / prior_var = 0.1``): observed 94.4 vs 94.6 (95% CI half-width ~5).
@@ -278,13 +279,13 @@ def test_ensemble_pp_matches_thompson_sampling_and_beats_ensemble_sampling():
 
 @pytest.mark.full
 def test_lin_es_and_lin_phe_are_close_to_lin_ts():
-    """Practical calibration sigma_R = noise std (seed-003 section 7.12; ``linear``, d = 10, K = 20,
+    """Practical calibration sigma_R = noise std (Lee & Oh 2024, Sec. 6; ``linear``, d = 10, K = 20,
     noise 0.5, T = 1,000, 500 runs; LinTS with the same reg = 1 and noise_std = 0.5).
 
     * ``lin-es`` (m = 100, uniform): within 30% of LinTS or 2 combined standard errors, whichever
       is looser (observed 47.6 vs 52.4, s.e. 0.8; with m = 25 about 20% below LinTS, as a
       small ensemble explores a little less).
-    * ``lin-phe`` has LinTS's law (seed-003 7.6): paired means within 3 standard errors
+    * ``lin-phe`` has LinTS's law (Lee & Oh 2024, Sec. 6): paired means within 3 standard errors
       (observed 51.4 vs 52.4, paired difference -0.9 +- 0.9).
     """
     env = jb.make_env("linear", dim=10, num_arms=20, noise_std=0.5)
@@ -364,7 +365,7 @@ def test_agents_keep_their_state_tree_and_compile_once():
 
 
 # ------------------------------------------------------------------------------------------------
-# Environments of seed-001 section 3 and the theory calibration.
+# Environments of Li et al. 2024, Sec. 5 and the theory calibration.
 
 
 def test_russo_environments():
@@ -395,7 +396,7 @@ def test_linear_varying_offers_distinct_pool_arms():
         jb.make_env("linear-varying", num_arms=60, pool_size=50)
 
 
-def test_theory_perturb_std_reproduces_seed_003_table():
-    # beta_T(d=5, T=1e3, sigma=0.5, S=1, lambda=1, delta=0.05) = 3.851 (seed-003 section 2.4).
+def test_theory_perturb_std_reproduces_lee_oh_beta():
+    # beta_T(d=5, T=1e3, sigma=0.5, S=1, lambda=1, delta=0.05) = 3.851 (Lee & Oh 2024, Thm 1).
     assert theory_perturb_std(5, 1000, 0.5, reg=1.0, delta=0.05) == pytest.approx(3.851, abs=1e-3)
     assert theory_perturb_std(10, 10_000, 0.5, delta=0.01) == pytest.approx(5.42, abs=1e-2)

@@ -1,4 +1,4 @@
-"""Fault injection on files (issue 10, item 3 and item 2 of "Found"): checkpoints and results.
+"""Fault injection on files: checkpoints and results.
 
 Every test here is pure NumPy and file-level (no JAX program is compiled). A kill is simulated by
 patching :func:`jaxbandits._io.fault_point`, which every file operation of a commit calls first:
@@ -18,10 +18,12 @@ import textwrap
 
 import numpy as np
 import pytest
+from scipy import stats
 
-from jaxbandits import _io, checkpoint, results
+from jaxbandits import _io, checkpoint
 from jaxbandits.checkpoint import Checkpoint, CheckpointError
 from jaxbandits.results import Result, ResultWriter
+from jaxbandits.results import _result as results
 
 
 class Killed(BaseException):
@@ -934,8 +936,7 @@ def test_statistics_of_memmapped_result_match_in_memory(tmp_path, monkeypatch, m
     wide["ctr"] = wide["reward"] / np.maximum(wide["accepted"], 1.0)
     values = wide[metric]
     mean, sd = values.mean(axis=0), values.std(axis=0, ddof=1)
-    half = 1.96 + 2.4 / (runs - 1)
-    half = half * sd / np.sqrt(runs)
+    half = stats.t.ppf(0.975, runs - 1) * sd / np.sqrt(runs)
     monkeypatch.setattr(results, "_BLOCK_BYTES", 8 * 6 * 2 * 37)  # many blocks of 37 runs
     for result in (in_memory, mapped):
         np.testing.assert_allclose(result.mean(metric), mean, rtol=1e-12)
@@ -959,5 +960,6 @@ def test_statistics_of_one_run_and_of_blocks_of_one(monkeypatch):
     many = _result(runs=9)
     np.testing.assert_allclose(many.mean(), many.cumulative_regret.mean(axis=0), rtol=1e-13)
     np.testing.assert_allclose(many.confidence_band()[1] - many.mean(),
-                               2.306 * many.cumulative_regret.std(axis=0, ddof=1) / 3,
+                               stats.t.ppf(0.975, 8) * many.cumulative_regret.std(axis=0,
+                                                                                  ddof=1) / 3,
                                rtol=1e-12)

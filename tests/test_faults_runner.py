@@ -1,4 +1,4 @@
-"""Fault injection at the runner (issue 10): kills at every file operation of a checkpointed run,
+"""Fault injection at the runner: kills at every file operation of a checkpointed run,
 resumes, concurrent writers, checks before any compute, out-of-range actions and bad arguments.
 
 File-level faults (torn commits, corrupt and foreign checkpoints, tampered result files) are in

@@ -1,10 +1,11 @@
-"""GLM environments and agents: structure checks and seed-000's orderings at small scale.
+"""GLM environments and agents: structure checks and Sun et al. 2025's orderings at small
+scale.
 
-The orderings (seed-000 section 5 D, checks 15 and 17) run on a small E-LOG (``logistic`` with
+The orderings (Sun et al. 2025, Sec. 7.3, Fig. 1) run on a small ``logistic`` bandit (with
 d = 5, K = 10, unit theta* and arms, sigma = 0.5; T = 1,500-2,000 instead of 10,000). Every
-agent in a comparison shares the solver and the warm-up (seed-000 A3, A16). Tolerances are stated
-next to each assertion; "SE" is the standard error of a paired mean difference over runs (common
-random numbers: run r of every agent sees the same instance and noise).
+agent in a comparison shares the solver and the warm-up (mean-loss gd, the GLM-ES warm-up).
+Tolerances are stated next to each assertion; "SE" is the standard error of a paired mean difference
+over runs (common random numbers: run r of every agent sees the same instance and noise).
 """
 
 from __future__ import annotations
@@ -120,7 +121,7 @@ def test_changing_arm_sets_get_a_ring_buffer_by_themselves():
 
 
 def test_zero_perturbation_makes_all_members_coincide():
-    """Check 5: with sigma_R = 0 the m members are identical at every t (and differ if > 0)."""
+    """With sigma_R = 0 the m members are identical at every t (and differ if > 0)."""
     env = jb.make_env("logistic", dim=4, num_arms=6)
     agent = jb.make_agent("glm-es", perturb_std=0.0, warmup=10, ensemble_size=4)
     theta = final_state(env, agent, 0, 40).agent_state.theta
@@ -153,9 +154,10 @@ def test_gd_loss_reductions():
         glm_gd(*args, learning_rate=0.1, num_steps=1, reduction="median")
 
 
-def test_seed_002_baselines_kappa_invariance_and_greedy_limit():
-    """seed-002 checks 9 and 12: ada-OFU-ECOLog's actions do not depend on kappa, Logistic-UCB-1's
-    do; with nu = 0 both are the same greedy algorithm (identical regret, bit for bit)."""
+def test_faury_baselines_kappa_invariance_and_greedy_limit():
+    """The baselines of Bae & Lee 2025, Sec. 7: ada-OFU-ECOLog's actions do not depend on kappa,
+    Logistic-UCB-1's do; with nu = 0 both are the same greedy algorithm (identical regret, bit for
+    bit)."""
     env = jb.make_env("logistic-bernoulli", dim=4, num_arms=5, theta_scale=3.0)
     kappas = {"kappa": [1.0, 100.0]}
     ada = jb.sweep(env, jb.make_agent("ada-ofu-ecolog", update_every=10), 0, kappas, 200, 4,
@@ -190,12 +192,13 @@ def test_ring_buffer_agents_learn_with_fresh_arms():
 
 
 # ------------------------------------------------------------------------------------------------
-# Orderings of seed-000 section 5 D at small scale.
+# Orderings of Sun et al. 2025, Sec. 7.3 at small scale.
 
 
 @pytest.mark.slow
-def test_glm_es_is_competitive_with_the_glm_baselines_on_e_log():
-    """Check 15. Same warm-up (tau = 75, i.e. 5% of T as 500 of 10^4) and the exact solver for
+def test_glm_es_is_competitive_with_the_glm_baselines_on_logistic():
+    """Sun et al. 2025, Fig. 1. Same warm-up (tau = 75, i.e. 5% of T as 500 of 10^4) and the exact
+    solver for
     all; 100 runs, T = 1,500. Measured (key 0): glm-es 38 +- 8, ucb-glm 42 +- 8, glm-tsl 36 +- 5,
     random 232 +- 10. Tolerance: glm-es within 25% of the best baseline (the confidence
     half-widths are about 20%), and every GLM agent below a quarter of random's regret."""
@@ -216,8 +219,8 @@ def test_glm_es_is_competitive_with_the_glm_baselines_on_e_log():
 
 @pytest.mark.slow
 def test_small_ensembles_are_worse_and_more_variable():
-    """Check 17 (Fig. 2a): m = 5 has larger and more spread-out regret than m = 10, m = 2 much
-    more so. One compiled sweep over ``active_members`` (the first m of 10 members).
+    """Sun et al. 2025, Fig. 2(a): m = 5 has larger and more spread-out regret than m = 10, m = 2
+    much more so. One compiled sweep over ``active_members`` (the first m of 10 members).
 
     At this scale the paper's sigma_R = 0.1 is far below the noise (0.5): the members barely
     differ and m has no measurable effect (paired differences within 1 SE over 400 runs). With
@@ -240,8 +243,8 @@ def test_small_ensembles_are_worse_and_more_variable():
 
 @pytest.mark.slow
 def test_perturbation_scale_has_a_sweet_spot():
-    """Check 17 (Fig. 2c): sigma_R = 0.1 beats tiny (1e-3: greedy, trapped) and huge (1: noise
-    dominates) perturbations. One compiled sweep; T = 1,500, 300 runs, warm-up 10 (short, so
+    """Sun et al. 2025, Fig. 2(c): sigma_R = 0.1 beats tiny (1e-3: greedy, trapped) and huge (1:
+    noise dominates) perturbations. One compiled sweep; T = 1,500, 300 runs, warm-up 10 (short, so
     greedy can lock onto a wrong arm), 5 gd steps of 0.5. Measured (key 0): final regret 57, 44
     and 69; paired tiny - 0.1 = 12.7 +- 3.6 (SE), huge - 0.1 = 25.0 +- 3.2; over keys 0-2 with
     200 runs the tiny-sigma gap ranged over 1-2 SE. Tolerance: both paired differences positive

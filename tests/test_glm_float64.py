@@ -1,4 +1,4 @@
-"""float64 identities of the GLM core and GLM-ES (seed-000 section 5, checks 2-4 and 23)."""
+"""float64 identities of the GLM core and GLM-ES (Sun et al. 2025, Sec. 4.2, Alg. 1)."""
 
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ def _perturbations(key, members: int, scale: float) -> np.ndarray:
 
 
 def test_glm_es_identity_link_newton_equals_lin_es_and_perturbed_ridge():
-    """Check 2: identity link + exact solver = Lin-ES without initial perturbation, to 1e-10."""
+    """Identity link + exact solver = Lin-ES without initial perturbation, to 1e-10."""
     arms, actions, rewards = _history()
     reg, sigma, m = 0.7, 0.3, 5
     glm = jb.make_agent("glm-es", link="identity", solver="newton", newton_steps=2, warmup=0,
@@ -78,7 +78,7 @@ def test_glm_es_identity_link_newton_equals_lin_es_and_perturbed_ridge():
 
 
 def test_newton_first_order_condition_and_perturbation_identity():
-    """Check 3: ||grad L^j(theta^j)|| < 1e-8, and f(theta^j) - f(theta_bar) = sum_l Z_l^j X_l."""
+    """||grad L^j(theta^j)|| < 1e-8, and f(theta^j) - f(theta_bar) = sum_l Z_l^j X_l."""
     arms, actions, rewards = _history(1)
     reg, sigma, m = 1.0, 0.5, 4
     agent = jb.make_agent("glm-es", solver="newton", newton_steps=30, warmup=0, reg=reg,
@@ -105,7 +105,7 @@ def test_newton_first_order_condition_and_perturbation_identity():
 
 
 def test_per_arm_statistics_equal_the_full_history():
-    """Check 4: the per-arm loss, gradient and Hessian equal the full-history ones."""
+    """The per-arm loss, gradient and Hessian equal the full-history ones."""
     arms, actions, rewards = _history(2)
     theta = np.random.default_rng(5).normal(size=DIM)
     counts = np.bincount(actions, minlength=ARMS).astype(float)
@@ -121,7 +121,7 @@ def test_per_arm_statistics_equal_the_full_history():
 
 
 def test_per_arm_and_buffer_gd_trajectories_coincide():
-    """Check 4: GLM-ES with per-arm statistics and with a full-history buffer agree."""
+    """GLM-ES with per-arm statistics and with a full-history buffer agree."""
     arms, actions, rewards = _history(3)
     common = dict(warmup=0, ensemble_size=3, perturb_std=0.2, num_grad_steps=20,
                   learning_rate=0.5)
@@ -146,7 +146,7 @@ def test_mean_loss_gd_converges_to_the_newton_minimiser():
 
 
 def test_warmup_regret_equals_design_counts_times_gaps():
-    """Check 23: the warm-up's cumulative regret is sum_i N_i Delta_i exactly, in every run."""
+    """The warm-up's cumulative regret is sum_i N_i Delta_i exactly, in every run."""
     env = jb.make_env("logistic", dim=DIM, num_arms=ARMS + 2, instance_seed=11)
     tau = 30
     agent = jb.make_agent("glm-es", warmup=tau, ensemble_size=2)

@@ -1,4 +1,4 @@
-"""Layout independence (issue 10, item 1): run r's numbers are a function of (key, r, env, agent,
+"""Layout independence: run r's numbers are a function of (key, r, env, agent,
 block_runs) only, the same bits for any num_runs, chunk size, device count, grid and position of
 the wave. Before the block design, lin-ucb on the default ``linear`` problem diverged from the
 first recorded step between 4 and 8 runs on one device (``g / ||g||`` differed by 1 ulp with the

@@ -1,6 +1,6 @@
-"""LMC-TS (seed-001 sections 2.13 and 7, E10): the Langevin step against its closed form, the
-step-size schedule and noise scale, min(t, num_iter) steps per round, the O(t) history sum, the
-runner and vmap purity (check 12), and validation.
+"""LMC-TS (Li et al. 2024, App. F.2 and the official code): the Langevin step against its
+closed form, the step-size schedule and noise scale, min(t, num_iter) steps per round, the O(t)
+history sum, the runner and vmap purity, and validation.
 
 Shapes are tiny and every jitted function takes the agent as an argument (its numbers are leaves),
 so the whole module compiles a handful of programs.
@@ -204,7 +204,7 @@ def test_agent_update_never_reads_history_blocks_past_t():
 
 
 # ------------------------------------------------------------------------------------------------
-# (5) The runner, and vmap over runs = a Python loop over runs (check 12).
+# (5) The runner, and vmap over runs = a Python loop over runs.
 
 ENV = jb.make_env("quadratic", dim=4, num_arms=5)
 

@@ -1,4 +1,4 @@
-"""Meta-learning by gradient (issue 14's acceptance): a gradient-tuned exploration scale lands in
+"""Meta-learning by gradient: a gradient-tuned exploration scale lands in
 the best bracket of a grid sweep of the same objective, and meta-learned SoftElim beats untuned
 UCB1 and Bernoulli Thompson sampling on held-out instances of its training distribution
 (Boutilier et al. 2020's qualitative claim)."""

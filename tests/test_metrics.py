@@ -1,4 +1,4 @@
-"""Extra per-round metrics (``Spec.metrics`` / ``Feedback.metrics``, issue 12): the runner
+"""Extra per-round metrics (``Spec.metrics`` / ``Feedback.metrics``): the runner
 accumulates them like the regret, bit for bit whatever the layout, through checkpoints and
 streamed results; ``Result`` saves, loads and reduces them; plots and the command line show them.
 
@@ -285,7 +285,7 @@ def test_plot_regret_of_an_extra_metric(base):
 
 
 def test_cli_table_has_a_column_per_metric(base):
-    from jaxbandits.cli import _ci, _table_markdown
+    from jaxbandits.cli._reports import _ci, _table_markdown
 
     table = _table_markdown({"lin-ts": base}).splitlines()
     headers = [h.strip() for h in table[0].strip("|").split("|")]

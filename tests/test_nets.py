@@ -34,8 +34,8 @@ def kernels(params):
 @pytest.mark.parametrize(
     "dim, width, depth, double, expected",
     [
-        (20, 20, 3, False, 820),  # seed-000: m d + m^2 (L - 2) + m, not the paper's 1220
-        (20, 20, 2, True, 820),  # seed-002 check 2: d' = 40 (doubled), L = 2
+        (20, 20, 3, False, 820),  # m d + m^2 (L - 2) + m, not Sun et al. 2025's printed 1220
+        (20, 20, 2, True, 820),  # Bae & Lee 2025: d' = 40 (doubled), L = 2
         (20, 20, 3, True, 1220),
         (50, 20, 3, False, 1420),
         (3, 4, 2, False, 20),  # odd d, symmetric init: padded to d' = 4
@@ -88,7 +88,7 @@ def test_other_inits_are_dense_and_invalid_settings_raise():
 
 @pytest.mark.parametrize("depth", [2, 3])
 def test_ntk_feature_scale_is_depth(depth):
-    """seed-002 section 1: E ||g(x; theta_0) / sqrt m||^2 = L for unit x, doubled input.
+    """Bae & Lee 2025, Sec. 2: E ||g(x; theta_0) / sqrt m||^2 = L for unit x, doubled input.
 
     400 inits x 8 unit inputs at width 16; the per-draw std is about 1.2 (L = 2) and 2.8
     (L = 3), so the Monte-Carlo standard error is about 3% and 5% of L: tolerance 10% of L.
@@ -128,7 +128,7 @@ def test_effective_dimension():
 
 
 def test_diagonal_and_full_design_agree_on_axis_aligned_features():
-    """seed-002 check 7: one-hot gradients make the diagonal approximation exact."""
+    """One-hot gradients make the diagonal approximation exact."""
     p = 6
     diag, full = design_init(p, 2.0, "diag"), design_init(p, 2.0, "full")
     for j, scale in ((0, 1.0), (3, 2.0), (0, 0.5), (5, 3.0)):

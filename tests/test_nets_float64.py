@@ -1,5 +1,5 @@
-"""Exact identities of the network and its training, in float64 (seed-000 acceptance checks A4,
-A6; seed-002 checks 1 and 6)."""
+"""Exact identities of the network and its training, in float64 (Sun et al. 2025,
+Sec. 4.3; Bae & Lee 2025, Secs. 2 and 4)."""
 
 from __future__ import annotations
 

@@ -47,7 +47,7 @@ def changed(before, after) -> jax.Array:
 
 
 def test_neural_es_members_coincide_without_perturbation():
-    """seed-000 check A5: sigma_R = 0 makes every member the same network (and the agent greedy);
+    """sigma_R = 0 makes every member the same network (and the agent greedy);
     the warm-up pulls each arm once."""
     agent = NeuralES(perturb_std=0.0, ensemble_size=3, **TINY_NET)
     horizon = 16
@@ -80,7 +80,7 @@ def test_neural_es_members_coincide_without_perturbation():
 
 @pytest.mark.parametrize("cls", [NeuralUCB, NeuralTS])
 def test_zero_exploration_is_greedy(cls):
-    """seed-002 check 12: with nu = 0 the index is the network's prediction."""
+    """With nu = 0 the index is the network's prediction."""
     agent = cls(explore_scale=0.0, **TINY_NET)
     network = agent.network(ENV.dim)
 
@@ -104,7 +104,8 @@ def test_training_schedule_under_vmap_over_runs():
     trained, design_moved = run(jax.random.split(jax.random.key(2), 3))
     t = np.arange(1, 161)  # the observation count after round t
     np.testing.assert_array_equal(trained, np.broadcast_to((t % 50) == 0, (3, 160)))
-    assert bool(np.all(design_moved))  # the design matrix moves every round (seed-002 A21)
+    # the design matrix moves every round, though theta trains every 50
+    assert bool(np.all(design_moved))
 
 
 def test_full_design_option_and_validation():
@@ -171,7 +172,7 @@ def test_nonlinear_environments():
 @pytest.mark.slow
 def test_neural_agents_beat_random_on_quadratic():
     """Every neural agent, at its defaults (L = 3, m = 20, 100 GD steps at 0.01 every round),
-    beats uniform random play by a wide margin on a small E-QUAD (4 runs, T = 500)."""
+    beats uniform random play by a wide margin on a small ``quadratic`` (4 runs, T = 500)."""
     env = jb.make_env("quadratic", dim=4, num_arms=8, scale=0.1)
     names = ["random", "neural-es", "neural-ucb", "neural-ts"]
     results = jb.compare(env, {n: jb.make_agent(n) for n in names}, 0, horizon=500,
@@ -184,7 +185,7 @@ def test_neural_agents_beat_random_on_quadratic():
 @pytest.mark.slow
 def test_neural_es_runs_under_the_doubling_trick():
     """Neural-ES exposes ``active_members``, ``perturb_std`` and ``warmup`` as leaves, so the
-    anytime wrapper can restart it per epoch (seed-000 Neural-ES-DT)."""
+    anytime wrapper can restart it per epoch (Sun et al. 2025's Neural-ES-DT, Sec. 7.2)."""
     anytime = pytest.importorskip("jaxbandits.agents.anytime")
     agent = anytime.Anytime(agent=NeuralES(ensemble_size=6, **TINY_NET), first_epoch=10)
     result = jb.simulate(ENV, agent, 0, horizon=40, num_runs=2, progress=False)
@@ -194,9 +195,9 @@ def test_neural_es_runs_under_the_doubling_trick():
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["neural-es", "neural-ucb"])
 def test_throughput_report(name, capsys):
-    """Seed-steps per second at the paper's sizes (d = 20, K = 50, E-QUAD, defaults), training
-    every round (``warmup=0``, so every measured round costs what a post-warm-up round does).
-    Printed, not asserted; compile time excluded (the second of two identical calls)."""
+    """Seed-steps per second at the paper's sizes (d = 20, K = 50, ``quadratic``, defaults),
+    training every round (``warmup=0``, so every measured round costs what a post-warm-up round
+    does). Printed, not asserted; compile time excluded (the second of two identical calls)."""
     env = jb.make_env("quadratic")
     agent = jb.make_agent(name, warmup=0)
     horizon = 10

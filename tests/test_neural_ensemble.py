@@ -95,7 +95,8 @@ def test_any_flax_backbone_plugs_in():
 
 
 def test_classification_head_ranks_by_class_one_probability():
-    """Two logits per index; the arms are ranked by softmax(f)_1 (A9) or the raw logit."""
+    """Two logits per index; the arms are ranked by softmax(f)_1 (the paper) or the raw logit (the
+    code)."""
     spec, arms = Spec(dim=3, num_arms=4), jax.random.normal(jax.random.key(1), (4, 3))
     agent = jb.make_agent("neural-ensemble-pp", loss="classification", **TINY)
     state = agent.init(jax.random.key(2), spec)
@@ -155,10 +156,10 @@ class HashedBag(nnx.Module):
 
 @pytest.mark.full
 def test_language_model_agent_learns_to_moderate_with_any_encoder():
-    """Seed-001 E9 on the offline stand-in: Ensemble++ on a GPT-2-style encoder (random init,
-    GPT-2's tokenizer) beats always-block and always-publish within 300 posts, and the same
-    agent code takes another Flax encoder unchanged. A larger step than the paper's (lr 1e-2,
-    one step a round) so that a few hundred rounds suffice."""
+    """Li et al. 2024, App. G.5 on the offline stand-in: Ensemble++ on a GPT-2-style encoder
+    (random init, GPT-2's tokenizer) beats always-block and always-publish within 300 posts, and
+    the same agent code takes another Flax encoder unchanged. A larger step than the paper's
+    (lr 1e-2, one step a round) so that a few hundred rounds suffice."""
     env = jb.make_env("text-moderation", max_length=16)
     hate = float(np.mean(np.asarray(env.data.labels)))
     horizon = 300

@@ -1,4 +1,4 @@
-"""Neural Ensemble++ identities in float64 (seed-001 section 5, checks 7-9 and 12): the
+"""Neural Ensemble++ identities in float64 (Li et al. 2024, Sec. 3.3, Alg. 1): the
 coordinate-index loss is the canonical per-head loss, stop-gradient, the frozen prior, the
 linear-network equivalence with linear Ensemble++, the parameter counts, minibatch Adam with
 coupled L2, and vmap over runs = a loop over runs."""
@@ -34,7 +34,7 @@ SMALL = MLPBackbone(hidden=(6,))
 
 
 class Identity(nnx.Module):
-    """h(x) = x: the linear special case of seed-001 check 8."""
+    """h(x) = x: the linear special case (Li et al. 2024, Sec. 3.1)."""
 
     def __init__(self, in_features, *, rngs):
         del in_features, rngs
@@ -110,7 +110,7 @@ def test_stop_gradient_and_the_frozen_prior():
 
 
 def test_linear_network_recovers_linear_ensemble_pp():
-    """Check 8: with h = identity, s_post = s_prior = 1, W0 = A0 and the coupled L2 of
+    """With h = identity, s_post = s_prior = 1, W0 = A0 and the coupled L2 of
     minibatch Adam (``reg / |D|``), the exact minimiser of the agent's objective on the whole
     buffer is linear Ensemble++ with sigma = c and lambda = reg / 2: b = mu_t, W + W0 = A_t."""
     reg = 0.8
@@ -166,8 +166,8 @@ def test_minibatch_adam_is_adam_on_resampled_batches_with_coupled_l2():
 
 
 def test_parameter_counts():
-    """Check 9: the paper's counts at d = 100, D = 64, C = 1, M = 8, and the code's trainable
-    count of Ensemble++ (11,200 = the trunk's 10,624 + base 64 + factor 512)."""
+    """Li et al. 2024, App. A.7.1: the paper's counts at d = 100, D = 64, C = 1, M = 8, and the
+    code's trainable count of Ensemble++ (11,200 = the trunk's 10,624 + base 64 + factor 512)."""
     assert [paper_param_count(h, 100) for h in ("ensemble++", "epinet", "ensemble+")] == [
         11_713, 17_931, 22_288]
     assert IndexNetwork("ensemble++", 100).num_trainable == 11_200
@@ -181,7 +181,7 @@ def test_parameter_counts():
 
 @pytest.mark.parametrize("name", ["ensemble-plus", "epinet"])
 def test_vmap_over_runs_equals_a_loop(name):
-    """Check 12: act and update are pure and scan-able; a vmap over runs gives each run's own
+    """Act and update are pure and scan-able; a vmap over runs gives each run's own
     result (EpiNet: per-row index draws; Ensemble+: one-hot indices and a prior network)."""
     agent = jb.make_agent(name, backbone=SMALL, ensemble_size=SIZE, update_start=2,
                           batch_size=4, buffer_size=8, num_grad_steps=2, num_index_samples=3)

@@ -1,5 +1,5 @@
-"""Neural logistic bandits (seed-002): NeuralLog-UCB-1/2, NeuralLog-TS-1/2, NCBF-UCB, and the
-synthetic environments of its section 4.2.
+"""Neural logistic bandits (Bae & Lee 2025): NeuralLog-UCB-1/2, NeuralLog-TS-1/2, NCBF-UCB, and the
+synthetic environments of its Sec. 7 and App. J.
 
 Tiny networks and horizons; each agent configuration is one compilation (a sweep puts several
 hyperparameter values in one program). The float64 identities are in
@@ -18,7 +18,7 @@ from jaxbandits.core import Feedback
 from jaxbandits.envs.synthetic import FUNCTIONS, latent_reward
 
 NEURAL = ["neurallog-ucb-1", "neurallog-ucb-2", "neurallog-ts-1", "neurallog-ts-2", "ncbf-ucb"]
-KAPPA_FREE = ["neurallog-ucb-2", "neurallog-ts-2"]  # no kappa anywhere (seed-002 check 9)
+KAPPA_FREE = ["neurallog-ucb-2", "neurallog-ts-2"]  # no kappa anywhere (Alg. 2, Remark I.2)
 HORIZON = 60
 TINY_NET = dict(width=4, num_grad_steps=5, update_every=10, learning_rate=0.1,
                 buffer_size=HORIZON)
@@ -30,8 +30,8 @@ TINY_ENV = jb.make_env("neurallog-synthetic", dim=3, num_arms=4, pool_size=30, f
 
 
 def test_synthetic_functions_pool_and_exact_regret():
-    """The six latent functions of section 4.2, the per-run pool and Bernoulli feedback with the
-    exact pseudo-regret over the offered arms."""
+    """The six latent functions of Sec. 7 and App. J, the per-run pool and Bernoulli feedback with
+    the exact pseudo-regret over the offered arms."""
     env = jb.make_env("neurallog-synthetic", dim=4, num_arms=3, pool_size=12)
     key = jax.random.key(0)
     state = env.init(key)
@@ -83,7 +83,7 @@ def test_validation_names_the_field():
                                         ("neurallog-ts-2", "practical"),
                                         ("neurallog-ucb-2", "theory")])
 def test_zero_exploration_index_is_the_mean(name, mode):
-    """Check 12 at the level of one index: with ``nu = 0`` the index (a TS draw too) is the mean:
+    """At the level of one index: with ``nu = 0`` the index (a TS draw too) is the mean:
     ``mu(f)`` (UCB-1), ``f`` or, for UCB-2 in theory mode, ``g(x; theta_0)^T (theta -
     theta_0)``, after a few rounds with training."""
     agent = jb.make_agent(name, mode=mode, explore_scale=0.0, **{**TINY_NET, "update_every": 2})
@@ -110,8 +110,8 @@ def test_zero_exploration_index_is_the_mean(name, mode):
 
 @pytest.mark.full
 def test_greedy_limit_and_kappa_invariance():
-    """Checks 9 and 12 (practical mode), one compilation per agent: a sweep over ``nu`` in
-    {0, 0.01} and ``kappa`` in {10, 1000} with common random numbers.
+    """Kappa invariance and the greedy limit (practical mode), one compilation per agent: a sweep
+    over ``nu`` in {0, 0.01} and ``kappa`` in {10, 1000} with common random numbers.
 
     * ``nu = 0``: the agents ranking by ``f`` are greedy on the same network and training, so
       their trajectories (per-step regret) coincide, bit for bit, whatever kappa. UCB-1 ranks by
@@ -163,7 +163,7 @@ def test_theory_mode_runs_and_is_kappa_free_for_the_second_algorithm():
 
 
 # ------------------------------------------------------------------------------------------------
-# Ordering at small scale (seed-002 check 15).
+# Ordering at small scale (Bae & Lee 2025, Sec. 7, Fig. 1).
 
 
 @pytest.mark.slow

@@ -1,4 +1,4 @@
-"""Float64 identities of the neural logistic bandits (seed-002 checks 4, 5, 6).
+"""Float64 identities of the neural logistic bandits (Bae & Lee 2025, Algs. 1-2, Eqs. 1-3).
 
 No simulation: eager calls of the pure functions and a few agent steps on a tiny network.
 """
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.usefixtures("x64")
 
 
 def test_ucb2_closed_form_of_optimism_over_the_ellipsoid():
-    """Check 4: ``max_{sqrt(m) ||theta - theta_c||_W <= nu} g^T (theta - theta_0) =
+    """Alg. 2's width: ``max_{sqrt(m) ||theta - theta_c||_W <= nu} g^T (theta - theta_0) =
     g^T (theta_c - theta_0) + nu ||g / sqrt m||_{W^-1}``, attained at ``theta_c + (nu / sqrt m)
     W^-1 g / ||g||_{W^-1}``; random feasible points never exceed it."""
     rng = np.random.default_rng(0)
@@ -92,7 +92,7 @@ def test_theory_ucb2_index_is_the_closed_form(design):
 
 
 def test_theory_schedule_identities():
-    """Check 5 and the magnitude check of seed-002 section 2: ``lam_0 ~ 70.1`` (S = 1, L = 2,
+    """Eq. 3 and its magnitude (Bae & Lee 2025, Secs. 4-5): ``lam_0 ~ 70.1`` (S = 1, L = 2,
     C1 = 1, delta = 0.05); ``lam_t`` non-decreasing and at least ``lam_0``; wherever the clamp
     is inactive, ``2 S sqrt(lam_t) <= iota_t <= 2 sqrt(2) S sqrt(lam_t)``; ``nu_t >= 1``."""
     np.testing.assert_allclose(neurallog_lambda0(2, 1.0, 0.05), 70.1, atol=0.05)
@@ -110,7 +110,7 @@ def test_theory_schedule_identities():
 
 
 def test_incremental_logdet_and_hadamard():
-    """Check 6: the rank-one ``log det`` equals a fresh ``slogdet``; the diagonal one bounds it
+    """The rank-one ``log det`` equals a fresh ``slogdet``; the diagonal one bounds it
     from above (Hadamard)."""
     rng = np.random.default_rng(1)
     p, c = 7, 0.25

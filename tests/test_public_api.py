@@ -7,10 +7,10 @@ import inspect
 import pytest
 
 import jaxbandits as jb
-from jaxbandits import agents, envs, linalg, nets, runner
+from jaxbandits import agents, data, envs, linalg, nets, ope, runner
 from jaxbandits.registry import AGENTS, ALIASES, ENVS, describe_agent
 
-MODULES = [jb, agents, envs, linalg, nets, runner]
+MODULES = [jb, agents, data, envs, linalg, nets, ope, runner]
 PUBLIC = [(m.__name__, n) for m in MODULES for n in m.__all__]
 
 
@@ -56,3 +56,27 @@ def test_agents_default_construct_and_validate():
             jb.make_env(name).validate()
         except envs.DataNotFoundError:
             continue  # data-backed envs (shuttle, magic, obd-replay) on a machine without the files
+
+
+def test_one_version_for_the_package_the_metadata_and_the_command_line(capsys):
+    """``jb.__version__``, ``jaxbandits --version`` and (when installed) the package metadata
+    agree, and pyproject reads the version from ``jb.__version__`` and lists the project URLs."""
+    import importlib.metadata
+    import pathlib
+    import tomllib
+
+    from jaxbandits.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["--version"])
+    assert capsys.readouterr().out.startswith(f"jaxbandits {jb.__version__} ")
+    try:
+        assert importlib.metadata.version("jaxbandits") == jb.__version__
+    except importlib.metadata.PackageNotFoundError:
+        pass
+    project = tomllib.loads((pathlib.Path(__file__).resolve().parents[1]
+                             / "pyproject.toml").read_text())
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "jaxbandits.__version__"}
+    urls = project["project"]["urls"]
+    assert {"Homepage", "Documentation", "Source", "Issues"} <= set(urls)
+    assert all(url.startswith("https://") for url in urls.values())

@@ -1,4 +1,5 @@
-"""Smoke tests of the anytime-ensemble reproductions (seed-000 Figures 1-3) and their notebook.
+"""Smoke tests of the anytime-ensemble reproductions (Sun et al. 2025, Figs. 1-3) and their
+notebook.
 
 Each script's ``main`` runs at the test-only ``--scale tiny`` into a temporary folder; the tests
 check the PNG and the markdown report, the rows the configuration implies, finite numbers, the
@@ -8,13 +9,15 @@ with ``SCALE = "tiny"`` in the same process, so it reuses the scripts' compiled 
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from reproduce_checks import ROOT, run_notebook
-from reproduce_checks import load as _load
 from reproduce_checks import run_tiny as _run
 
 import jaxbandits as jb
+from benchmarks import anytime_fig1, anytime_fig2, anytime_fig3, anytime_fig4
 from jaxbandits.simulate import trace_counts
 
 pytestmark = pytest.mark.full
@@ -27,7 +30,8 @@ def _chunk_traces() -> int:
 
 
 def test_anytime_fig1_tiny(tmp_path):
-    module, config, report = _run("anytime_fig1", tmp_path)
+    module, config, report = _run(anytime_fig1, tmp_path, expected={
+        "regret on E-LIN is sublinear": True, "regret on E-LOG is sublinear": True})
     dts = [f"DT{t}" for t in config.first_epochs]
     lin = report.table("E-LIN")
     assert lin.row_labels == (["Lin-ES", f"Lin-ES (sigma_R={module.LIN_ES_DIAGNOSTIC:g})"]
@@ -41,7 +45,7 @@ def test_anytime_fig1_tiny(tmp_path):
     # one tuned value per baseline grid
     assert sum(row[1].endswith("*") for row in log.rows) == 2
     checks = {claim.split("]")[0] + "]" for claim, _, _ in report.claims}
-    assert checks == {"[14]", "[15]", "[16]", "[22]"}
+    assert checks == {"[Fig. 1]"}
     results = report.data["results"]
     for title in config.panels:
         for result in results[title].curves.values():
@@ -49,9 +53,20 @@ def test_anytime_fig1_tiny(tmp_path):
             assert np.all(np.diff(result.cumulative_regret, axis=1) >= -1e-5)  # regret >= 0
 
 
+def test_anytime_fig4_is_fig1_at_larger_sizes():
+    """Fig. 4 runs Fig. 1's panels (tested above at tiny scale) at d = 50, K = 500 on paper
+    scale: its configurations differ from Fig. 1's in d and K only."""
+    for scale, config in anytime_fig4.SCALES.items():
+        base = anytime_fig1.SCALES[scale]
+        assert config.dim > base.dim and config.num_arms > base.num_arms
+        assert dataclasses.replace(config, dim=base.dim, num_arms=base.num_arms) == base
+    assert (anytime_fig4.SCALES["paper"].dim, anytime_fig4.SCALES["paper"].num_arms) == (50, 500)
+
+
 def test_anytime_fig2_tiny_and_the_grids_share_programs(tmp_path):
     before = _chunk_traces()
-    module, config, report = _run("anytime_fig2", tmp_path)
+    module, config, report = _run(anytime_fig2, tmp_path, expected={
+        "sigma_R = 0.1 beats every huge sigma_R": True})
     # the m sweep is one program; the lambda and sigma_R sweeps (same grid length) share one
     assert _chunk_traces() - before <= 2
     assert report.table("(a)").row_labels == [
@@ -61,7 +76,7 @@ def test_anytime_fig2_tiny_and_the_grids_share_programs(tmp_path):
     assert report.table("(c)").row_labels == [
         f"sigma_R = {v:g}" + (" *" if v == 0.1 else "") for v in config.perturbs]
     assert len(report.claims) >= 8
-    assert all(claim.startswith("[17]") for claim, _, _ in report.claims)
+    assert all(claim.startswith("[Fig. 2]") for claim, _, _ in report.claims)
     # the baseline is one configuration: the same runs in panels (b) and (c)
     results = report.data["results"]
     np.testing.assert_allclose(results["lambda"][1.0].cumulative_regret,
@@ -70,7 +85,12 @@ def test_anytime_fig2_tiny_and_the_grids_share_programs(tmp_path):
 
 def test_anytime_fig3_tiny_is_one_program(tmp_path):
     before = _chunk_traces()
-    module, config, report = _run("anytime_fig3", tmp_path)
+    # b = 1.5 costs regret (Fig. 3); the factor l(1/2, 3/2, T_0, b) is a closed form whose
+    # minimiser is b = 2.618 only for large T_0 (at T_0 = 5, b = 4 gives 3.589 < 3.612): the
+    # paper's statement is asymptotic, a documented deviation at the tiny grid's T_0 = 5
+    module, config, report = _run(anytime_fig3, tmp_path, expected={
+        "b = 1.5 gives larger regret than b = 2.618": True,
+        "Theory: l(1/2, 3/2, T_0, b) is smallest at b = 2.618": False})
     assert _chunk_traces() - before <= 1
     grid = report.table("Final regret")
     assert grid.row_labels == [f"T_0 = {t}" for t in config.first_epochs]
@@ -84,7 +104,7 @@ def test_anytime_fig3_tiny_is_one_program(tmp_path):
 
 
 def test_solver_switch_reaches_every_glm_agent():
-    fig1 = _load("anytime_fig1")
+    fig1 = anytime_fig1
     args = fig1.parse_args("anytime_fig1", fig1.__doc__, ["--scale", "tiny", "--solver", "newton"])
     assert (args.scale, args.solver) == ("tiny", "newton")
     assert fig1.parse_args("anytime_fig1", fig1.__doc__, []).solver == "gd"
@@ -96,7 +116,7 @@ def test_solver_switch_reaches_every_glm_agent():
 
 def test_anytime_notebook_runs_at_tiny_sizes():
     namespace = run_notebook(NOTEBOOK, SCALE="tiny")
-    assert namespace["cfg1"] is _load("anytime_fig1").SCALES["tiny"]
+    assert namespace["cfg1"] is anytime_fig1.SCALES["tiny"]
     assert namespace["claims"]
     import matplotlib.pyplot as plt
 

@@ -1,5 +1,6 @@
-"""Smoke tests of the NVLDB reproduction (seed-004: Fig. 2, Figs. E.1 and E.5-E.8, Tables E.2-E.3,
-the Statlog study, App. E.3 compute), of the acceptance-ordering script and of the notebook.
+"""Smoke tests of the NVLDB reproduction (Oh et al. 2026: Fig. 2, Figs. E.1 and E.5-E.8,
+Tables E.2-E.3, the Statlog study, App. E.3 compute), of the acceptance-ordering script and of
+the notebook.
 
 The script's ``main`` runs at the test-only ``--scale tiny`` into a temporary folder; the test
 checks the PNG and the markdown report, the rows the configuration implies, finite numbers and
@@ -14,16 +15,24 @@ import json
 import numpy as np
 import pytest
 from reproduce_checks import ROOT, run_notebook
-from reproduce_checks import load as _load
 from reproduce_checks import run_tiny as _run
+
+from benchmarks import dueling_acceptance, dueling_figs
 
 pytestmark = pytest.mark.full
 
 NOTEBOOK = ROOT / "notebooks" / "dueling.ipynb"
 
 
+#: Oh et al. 2026, Tables E.2 / E.3 against the best-distinct-pair floor of the square task
+#: (``jb.envs.DuelingPairFloorEnv``), decided at tiny scale: Table E.2's R(T)/T (0.39-0.54,
+#: d = 5) lies below the floor (about 1.6), the documented deviation (the paper's agents must
+#: self-duel); Table E.3's (6.05-6.73) does not.
+FLOORS = {"[diagnostic, Table E.2]": True, "[diagnostic, Table E.3]": False}
+
+
 def test_dueling_figs_tiny(tmp_path):
-    module, config, report = _run("dueling_figs", tmp_path)
+    module, config, report = _run(dueling_figs, tmp_path, expected=FLOORS)
     label = module.label
     figure2 = report.table("Fig. 2 / Fig. E.1")
     assert figure2.columns[1:] == [f"{t} (T = {h})" for t, h in config.tasks]
@@ -49,9 +58,9 @@ def test_dueling_figs_tiny(tmp_path):
 
     checks = {claim.split("]")[0] + "]" for claim, _, _ in report.claims}
     assert {"[Fig. 2]", "[Figs. E.5-E.7]", "[Fig. E.8]", "[Statlog study]", "[Table E.2]",
-            "[Table E.3]", "[Table E.2, check 11]"} <= checks
+            "[Table E.3]", "[Table E.2, level]"} <= checks
     if {"square", "cosine"} & set(dict(config.tasks)):
-        assert "[acceptance, check 10]" in checks
+        assert "[Fig. 2 ordering]" in checks
 
     runs = report.data["runs"]
     panel = runs.figure2["square"]
@@ -78,7 +87,7 @@ def test_dueling_figs_tiny(tmp_path):
 
 
 def test_dueling_acceptance_tiny(tmp_path):
-    module, config, report = _run("dueling_acceptance", tmp_path)
+    module, config, report = _run(dueling_acceptance, tmp_path)
     figs = module.D
     table = report.table("R(t)/t over the second half")
     agents = [f"nvldb-{r}" for r in config.nvldb] + list(figs.ACCEPTANCE)
@@ -101,7 +110,7 @@ def test_dueling_notebook_runs_at_tiny_sizes():
     cells = json.loads(NOTEBOOK.read_text())["cells"]
     assert all(not c.get("outputs") for c in cells if c["cell_type"] == "code")  # stored clean
     namespace = run_notebook(NOTEBOOK, SCALE="tiny")
-    module = _load("dueling_figs")
+    module = dueling_figs
     config = module.SCALES["tiny"]
     assert namespace["cfg"] is config
     assert list(namespace["results"]) == [module.label(n) for n in config.demo_agents]

@@ -1,5 +1,5 @@
-"""Smoke tests of the neural reproductions (seed-000 Figure 1 E-DIST / E-QUAD and 2(d); seed-002
-Figures 1-2 and Table 2) and their notebook.
+"""Smoke tests of the neural reproductions (Sun et al. 2025, Fig. 1 E-DIST / E-QUAD and 2(d);
+Bae & Lee 2025, Figures 1-2 and Table 2) and their notebook.
 
 Each script's ``main`` runs at the test-only ``--scale tiny`` into a temporary folder; the tests
 check the PNG and the markdown report, the rows the configuration implies and finite numbers. The
@@ -11,8 +11,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from reproduce_checks import ROOT, run_notebook
-from reproduce_checks import load as _load
 from reproduce_checks import run_tiny as _run
+
+from benchmarks import neural_fig1, neurallog_figs
 
 pytestmark = pytest.mark.full
 
@@ -20,7 +21,7 @@ NOTEBOOK = ROOT / "notebooks" / "neural.ipynb"
 
 
 def test_neural_fig1_tiny(tmp_path):
-    module, config, report = _run("neural_fig1", tmp_path)
+    module, config, report = _run(neural_fig1, tmp_path)
     dts = [f"Neural-ES-DT{t}" for t in config.first_epochs]
     quad = report.table("E-QUAD")
     assert quad.row_labels == (["Neural-ES", *dts] + ["Neural-UCB"] * len(config.nn_scales)
@@ -29,7 +30,7 @@ def test_neural_fig1_tiny(tmp_path):
     nets = report.table("Figure 2(d)")
     assert nets.row_labels == [module.net_label(d, n) for d, n in config.nets]
     checks = {claim.split("]")[0] + "]" for claim, _, _ in report.claims}
-    assert checks == {"[15]", "[16]", "[18]", "[22]"}
+    assert checks == {"[Fig. 1]", "[Fig. 2(d)]"}
     # the Figure 2(d) baseline is the Figure 1 Neural-ES run, not a second one
     base = report.data["nets"][config.depth, config.width]
     assert base is report.data["panels"]["E-QUAD"].curves["Neural-ES"]
@@ -39,7 +40,8 @@ def test_neural_fig1_tiny(tmp_path):
 
 
 def test_neurallog_figs_tiny(tmp_path):
-    module, config, report = _run("neurallog_figs", tmp_path)
+    module, config, report = _run(neurallog_figs, tmp_path,
+                                  expected={"[Table 2] kappa-invariance": True})
     figures = report.table("Figures 1-2")
     assert figures.columns[1:] == ([f"Fig. 1 {f}" for f in config.functions]
                                    + [f"Fig. 2 {d}" for d in config.datasets])
@@ -51,16 +53,14 @@ def test_neurallog_figs_tiny(tmp_path):
     assert [(r[0], r[1]) for r in obd.rows] == expected
     for row in obd.rows:
         assert all(0.0 <= float(c) <= 1.0 for c in row[2:-1])  # CTRs
-    # the default configuration is one run, shared by every sweep (spec check 11)
+    # the default configuration is one run, shared by every sweep
     rows = report.data["obd"]
     default = rows["m", config.widths[0]]
     assert all(rows["kappa", config.kappas[0]][k] is v for k, v in default.items())
     assert all(rows["S", config.bounds[0]][k] is v for k, v in default.items())
-    kappa = [c for c in report.claims if c[0].startswith("[9]")]
-    assert kappa and kappa[0][1] is True  # NL-UCB-2 ignores kappa: bit-identical rows
 
 
 def test_neural_notebook_runs_at_tiny_sizes():
     namespace = run_notebook(NOTEBOOK, SCALE="tiny")
-    assert namespace["cfg_es"] is _load("neural_fig1").SCALES["tiny"]
+    assert namespace["cfg_es"] is neural_fig1.SCALES["tiny"]
     assert namespace["claims"]

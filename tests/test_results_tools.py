@@ -1,4 +1,4 @@
-"""Tools around results (issue 11): no plotting import from results, readable plots, tidy
+"""Tools around results: no plotting import from results, readable plots, tidy
 DataFrames, paired comparisons under common random numbers, the run record (``run_info``),
 progress lines and the warm-up warning."""
 
@@ -14,6 +14,7 @@ import warnings
 import jax
 import numpy as np
 import pytest
+from scipy import stats
 
 import jaxbandits as jb
 from jaxbandits.results import (
@@ -166,7 +167,8 @@ def test_paired_difference_is_narrower_than_unpaired_on_a_compare(tmp_path):
     mean, half = paired_difference(a, b)
     diff = a.cumulative_regret[:, -1].astype(np.float64) - b.cumulative_regret[:, -1]
     assert mean == pytest.approx(diff.mean())
-    assert half == pytest.approx(2.365 * diff.std(ddof=1) / math.sqrt(8))  # t_{0.975, 7}
+    t975 = stats.t.ppf(0.975, 7)  # 2.3646 (the table before scipy said 2.365)
+    assert half == pytest.approx(t975 * diff.std(ddof=1) / math.sqrt(8))
     assert half < math.hypot(a.final()[1], b.final()[1])  # the unpaired half-width
     a.save(tmp_path / "a")  # loaded results (lists for tuples) still pair with in-memory ones
     assert paired_difference(Result.load(tmp_path / "a"), b) == pytest.approx((mean, half))

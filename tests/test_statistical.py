@@ -26,7 +26,7 @@ def results():
     agents = {"random": jb.make_agent("random"), "lin-ts": jb.make_agent("lin-ts")}
     results = jb.compare(ENV, agents, 0, T, RUNS, progress=False)
     # The papers tune the exploration scale over a small grid and report the best
-    # (seed-000 section 2.8); one compiled sweep does the same here.
+    # (Sun et al. 2025, Sec. 7.2); one compiled sweep does the same here.
     for name, grid in (("lin-ucb", [0.1, 0.2, 0.5, 1.0]), ("lin-ts", [0.25, 0.5, 1.0])):
         sweep = jb.sweep(ENV, jb.make_agent(name), 0, {"explore_scale": grid}, T, RUNS,
                          progress=False)

@@ -1,5 +1,5 @@
-"""The language-model task (seed-001 E9 offline): GPT-2's tokenizer, the causal transformer
-encoder, the generated stand-in corpus, the real data set's file loader and the
+"""The language-model task (Li et al. 2024, App. G, offline): GPT-2's tokenizer, the causal
+transformer encoder, the generated stand-in corpus, the real data set's file loader and the
 ``text-moderation`` environment. Tiny shapes and three jitted functions (the encoder, the
 environment's rounds, one short simulation)."""
 

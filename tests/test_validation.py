@@ -1,4 +1,4 @@
-"""Every setting is validated at construction (issue 10, item 5): field types, the remaining
+"""Every setting is validated at construction: field types, the remaining
 ranges, the command line's booleans and its results folder. Construction only: nothing here
 compiles (the CLI tests intercept ``jb.compare``)."""
 
@@ -12,13 +12,13 @@ import numpy as np
 import pytest
 
 import jaxbandits as jb
-from jaxbandits import cli
+from jaxbandits.cli import _folders as cli
 from jaxbandits.cli import main
 from jaxbandits.core import check_types, field_kinds
 from jaxbandits.registry import AGENTS, ENVS
 
 # ------------------------------------------------------------------------------------------------
-# The bad inputs of issue 10.
+# Bad inputs, one per field kind.
 
 
 @pytest.mark.parametrize(
@@ -111,7 +111,10 @@ def test_every_validate_runs_the_type_checks(monkeypatch):
                 continue  # construction loads the data set
             obj = cls()
             seen.clear()
-            obj.validate()
+            try:
+                obj.validate()
+            except jb.envs.DataNotFoundError:  # user data not given (arrays): checked types first
+                pass
             assert any(o is obj for o in seen), name
 
 

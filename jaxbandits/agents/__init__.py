@@ -12,6 +12,13 @@ from jaxbandits.agents.anytime import (
     doubling_regret_factor,
     epoch_end,
 )
+from jaxbandits.agents.disjoint import (
+    DisjointAgent,
+    DisjointEnsemblePlusPlus,
+    DisjointEpsilonGreedy,
+    DisjointLinTS,
+    DisjointLinUCB,
+)
 from jaxbandits.agents.dueling_linear import (
     LINEAR_DUEL_FITS,
     LINEAR_DUEL_PRESETS,
@@ -42,6 +49,11 @@ from jaxbandits.agents.ensembles import (
     member_prior_noise,
     member_reward_noise,
     theory_perturb_std,
+)
+from jaxbandits.agents.epsilon_greedy import (
+    EpsilonGreedy,
+    epsilon_greedy_action,
+    epsilon_greedy_log_prob,
 )
 from jaxbandits.agents.glm import (
     GLMES,
@@ -144,10 +156,16 @@ __all__ = [
     "BernoulliTS",
     "CoLSTIM",
     "DUELING_PRESETS",
+    "DisjointAgent",
+    "DisjointEnsemblePlusPlus",
+    "DisjointEpsilonGreedy",
+    "DisjointLinTS",
+    "DisjointLinUCB",
     "EnsemblePlus",
     "EnsemblePlusPlus",
     "EnsembleSampling",
     "EpiNetAgent",
+    "EpsilonGreedy",
     "GLMAgent",
     "GLMES",
     "GLMESDT",
@@ -230,6 +248,8 @@ __all__ = [
     "dueling_preset",
     "empirical_means",
     "epoch_end",
+    "epsilon_greedy_action",
+    "epsilon_greedy_log_prob",
     "greedy_index",
     "index_loss",
     "langevin_step",

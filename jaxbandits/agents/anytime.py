@@ -1,24 +1,29 @@
-"""Anytime agents by the doubling trick: full restarts at ``T_e = floor(T_0 b^e)`` (seed-000 §2.6).
+"""Anytime agents by the doubling trick: full restarts at ``T_e = floor(T_0 b^e)`` (Sun et al. 2025,
+Sec. 6).
 
 An agent whose settings depend on the horizon (GLM-ES's ensemble size and perturbation scale)
 becomes anytime by restarting it, as a black box, at the boundaries
 
-    T_e = floor(T_0 b^e),  e = 0, 1, 2, ...     (b = (3 + sqrt 5) / 2 by default; Theorem 6.1)
+    T_e = floor(T_0 b^e),  e = 0, 1, 2, ...     (b = (3 + sqrt 5) / 2 by default; Sun et al. 2025,
+    Thm 6.1)
 
-Epoch 0 is rounds ``1..T_0`` and epoch ``e >= 1`` is rounds ``T_{e-1}+1 .. T_e`` (A8), of planned
-length ``L_0 = T_0``, ``L_e = T_e - T_{e-1}`` (the last epoch is cut at the horizon, which the
-agent never knows). At each boundary the wrapped agent's state is discarded and re-initialised
-from a fresh key (data, statistics, perturbations, members: everything), with epoch e's settings:
+Epoch 0 is rounds ``1..T_0`` and epoch ``e >= 1`` is rounds ``T_{e-1}+1 .. T_e`` (our reading of
+Sec. 6), of planned length ``L_0 = T_0``, ``L_e = T_e - T_{e-1}`` (the last epoch is cut at the
+horizon, which the agent never knows). At each boundary the wrapped agent's state is discarded and
+re-initialised from a fresh key (data, statistics, perturbations, members: everything), with epoch
+e's settings:
 
 * ``m_e = ceil(ensemble_scale * ln L_e)`` members (clipped to ``[1, ensemble_size]``: the
   wrapped agent allocates ``ensemble_size`` members and draws ``j_t`` from the first ``m_e``),
 * ``sigma_R,e = perturb_scale * ln L_e``,
-* a warm-up of ``min(tau, L_e)`` rounds, the design rounded to that many pulls (A7; or only in
+* a warm-up of ``min(tau, L_e)`` rounds, the design rounded to that many pulls (our literal reading
+  of Sec. 6; or only in
   epoch 0 with ``warmup_mode="first_epoch_only"``),
 
 each applied when the wrapped agent has the field (``active_members``, ``perturb_std``,
 ``warmup``). Regret and the round count run on across epochs. The paper's settings are
-``T_0 in {100, 300}``, ``ensemble_scale = 2``, ``perturb_scale = 0.02`` (natural log, A9).
+``T_0 in {100, 300}``, ``ensemble_scale = 2``, ``perturb_scale = 0.02`` (the log base is not given;
+natural log).
 
 Registered: ``glm-es-dt`` (:class:`GLMESDT`) and ``lin-es-dt`` (:class:`LinESDT`); any other
 agent is wrapped with :class:`Anytime` directly::
@@ -107,7 +112,7 @@ def doubling_regret_factor(
         l = (log(T_0 (b - 1) + 1) / log(T_0 (b - 1)))^delta * b^gamma (b - 1)^gamma / (b^gamma - 1)
 
     ES has ``gamma = 1/2``, ``delta = 3/2``; ``l(1/2, 3/2, 100, (3 + sqrt 5)/2) = 3.336`` and the
-    ``b`` part is smallest at ``b = (3 + sqrt 5)/2`` (seed-000 section 2.6, Figure 3).
+    ``b`` part is smallest at ``b = (3 + sqrt 5)/2`` (Sun et al. 2025, Sec. 6, Fig. 3).
     """
     base = first_epoch * (growth - 1.0)
     log_part = (math.log(base + 1.0) / math.log(base)) ** delta
@@ -137,7 +142,7 @@ class AnytimeState(struct.PyTreeNode):
 
 
 class Anytime(Agent):
-    """Wraps ``agent`` in the doubling trick (seed-000 section 2.6, Appendix E).
+    """Wraps ``agent`` in the doubling trick (Sun et al. 2025, Sec. 6, App. E).
 
     See the module docstring for the schedule. ``R^DT(T) <= l(1/2, 3/2, T_0, b) R(T)`` with
     ``l ~ 3.3`` at ``T_0 = 100``, ``b = (3 + sqrt 5)/2`` (Theorem 6.1).
@@ -150,7 +155,7 @@ class Anytime(Agent):
       perturb_scale: sigma_R,e = perturb_scale ln L_e.
       schedule: set ``m_e`` and ``sigma_R,e`` per epoch (static; False only restarts, with the
         wrapped agent's own settings).
-      warmup_mode: ``"every_epoch"`` (warm-up ``min(tau, L_e)`` in every epoch, A7) or
+      warmup_mode: ``"every_epoch"`` (warm-up ``min(tau, L_e)`` in every epoch) or
         ``"first_epoch_only"`` (static).
 
     Example::
@@ -266,7 +271,7 @@ class Anytime(Agent):
 
 @register_agent
 class GLMESDT(Anytime):
-    """GLM-ES with the doubling trick (seed-000 section 2.6, "GLM-ES-DT100/300").
+    """GLM-ES with the doubling trick (Sun et al. 2025, Sec. 6, App. E, "GLM-ES-DT100/300").
 
     Epoch e runs :class:`~jaxbandits.agents.GLMES` with ``m_e = ceil(2 ln L_e)`` of 20 allocated
     members (enough for ``L_e <= e^10 ~ 22,000``; longer epochs keep 20), ``sigma_R,e =
@@ -280,7 +285,7 @@ class GLMESDT(Anytime):
 
     name = "glm-es-dt"
     description = "GLM-ES made anytime by the doubling trick (restarts at floor(T0 b^e))"
-    paper = "Sun, Wang & Xu (seed-000 section 6, Theorem 6.1)"
+    paper = "Sun et al. 2025, Sec. 6, Thm 6.1"
     family = "anytime"
     action_kinds = ("index",)
 
@@ -289,7 +294,8 @@ class GLMESDT(Anytime):
 
 @register_agent
 class NeuralESDT(Anytime):
-    """Neural-ES with the doubling trick (seed-000 sections 2.6 and 3.3, "Neural-ES-DT").
+    """Neural-ES with the doubling trick (Sun et al. 2025, Sec. 6, App. E; Sec. 7.2,
+    "Neural-ES-DT").
 
     Epoch e runs :class:`~jaxbandits.agents.NeuralES` afresh with ``m_e = ceil(2 ln L_e)`` of 20
     allocated members, ``sigma_R,e = 0.02 ln L_e``, ``lambda = 1`` and its warm-up (each arm
@@ -302,7 +308,7 @@ class NeuralESDT(Anytime):
 
     name = "neural-es-dt"
     description = "Neural-ES made anytime by the doubling trick (restarts at floor(T0 b^e))"
-    paper = "Sun, Wang & Xu (seed-000 section 6, Theorem 6.1)"
+    paper = "Sun et al. 2025, Sec. 6, Thm 6.1"
     family = "anytime"
     action_kinds = ("index",)
 
@@ -312,8 +318,8 @@ class NeuralESDT(Anytime):
 class _ScheduledLinES(LinES):
     """``lin-es`` whose ``j_t`` is drawn from the first ``active_members`` members (0: all).
 
-    For the doubling trick only (not registered); the default is seed-000's Lin-ES, without the
-    initial perturbation.
+    For the doubling trick only (not registered); the default is Sun et al. 2025's Lin-ES (Sec.
+    7.1), without the initial perturbation.
     """
 
     active_members: int = 0
@@ -328,15 +334,15 @@ class _ScheduledLinES(LinES):
 
 @register_agent
 class LinESDT(Anytime):
-    """Linear ensemble sampling with the doubling trick: ``lin-es`` (seed-000's Lin-ES, no initial
-    perturbation) restarted at ``T_e = floor(T_0 b^e)``, with ``m_e = ceil(2 ln L_e)`` of 20
-    allocated members and ``sigma_R,e = 0.02 ln L_e`` (the GLM-ES-DT schedule; the paper runs
-    Lin-ES without the doubling trick). Lin-ES has no warm-up.
+    """Linear ensemble sampling with the doubling trick: ``lin-es`` (Sun et al. 2025's Lin-ES, Sec.
+    7.1, no initial perturbation) restarted at ``T_e = floor(T_0 b^e)``, with ``m_e = ceil(2 ln
+    L_e)`` of 20 allocated members and ``sigma_R,e = 0.02 ln L_e`` (the GLM-ES-DT schedule; the
+    paper runs Lin-ES without the doubling trick). Lin-ES has no warm-up.
     """
 
     name = "lin-es-dt"
     description = "Lin-ES made anytime by the doubling trick (restarts at floor(T0 b^e))"
-    paper = "seed-000 section 6 schedule applied to Lin-ES (Lee & Oh 2024)"
+    paper = "Sun et al. 2025, Sec. 6 schedule applied to Lin-ES (Lee & Oh 2024)"
     family = "anytime"
     action_kinds = ("index", "vector")
 

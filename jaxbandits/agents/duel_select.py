@@ -5,11 +5,11 @@ the exploration features ``phi`` ``(K, D)`` and the inverse Gram matrix ``inv_gr
 or ``(D,)`` for a diagonal one), the width scale ``a`` and the round ``t`` (1-based), and returns
 the ordered pair ``(k1, k2)`` as ``(2,)`` int32. The features are what distinguishes the agents:
 NVLDB passes its last-layer features, NDB the flattened network gradients, the linear baselines
-(MaxInP, MaxPairUCB) the contexts themselves (seed-004 section 2.7).
+(MaxInP, MaxPairUCB) the contexts themselves (Oh et al. 2026, Sec. 4.3).
 
 The width of a pair is ``w_ij = a sqrt(max((phi_i - phi_j)^T V^{-1} (phi_i - phi_j), 0))``
 (symmetric, zero diagonal; computed from the explicit differences, as the listings do, so tiny
-widths keep their precision). The six rules (seed-004 section 2.3, Listings 2-4):
+widths keep their precision). The six rules (Oh et al. 2026, Sec. 4.2, App. C.1, Listings 2-4):
 
 * ``ucb-asym``: ``k1 = argmax u``; ``k2 = argmax_j u_j + w_{j,k1}``.
 * ``ts-asym``: ``k1 = argmax u``; ``k2 = argmax_j s_j``, ``s_j ~ N(u_j, w_{j,k1}^2)``.
@@ -21,16 +21,16 @@ widths keep their precision). The six rules (seed-004 section 2.3, Listings 2-4)
   the largest width (``score_ij = 1[i, j in C] (w_ij + 1)``).
 * ``ts-csym``: on ``C x C``, ``s_ij ~ N(w_ij, (w_ij^2 / 4 + 1e-12)^2)`` (``ts_csym="code"``,
   Listing 4), or the paper's ``N(q_ij, q_ij^2 / (4 log(K t^2)))`` with ``q_ij = ||Delta phi||^2``
-  (``"paper"``, seed-004 A12); diagonal mean 0.
+  (``"paper"``, App. C.1); diagonal mean 0.
 
 Self-duels. With the listings' semantics (``forbid_self_duel=False``) every rule may return
-``k1 = k2``, which carries no information; seed-004 section 7 found that under every UCB rule
-learning then stops (99-100% self-duels after a few hundred rounds). By default
-(``forbid_self_duel=True``) ASYM excludes ``k1`` from the second choice and OSYM / CSYM mask
-the diagonal; a candidate set with a single arm ``i`` then pairs ``i`` with the ASYM choice
-against it. An empty candidate set (possible only when some pair has zero width and equal
-utilities) falls back to ``{argmax u}`` (seed-004 A13). Ties go to the first maximiser in
-row-major order, as in the listings.
+``k1 = k2``, which carries no information; reimplementing Oh et al. 2026's Listings 2-4
+(App. E.2) shows that under every UCB rule learning then stops (99-100% self-duels after a few
+hundred rounds). By default (``forbid_self_duel=True``) ASYM excludes ``k1`` from the second choice
+and OSYM / CSYM mask the diagonal; a candidate set with a single arm ``i`` then pairs ``i`` with the
+ASYM choice against it. An empty candidate set (possible only when some pair has zero width and
+equal utilities) falls back to ``{argmax u}`` (our choice; the paper does not say). Ties go to the
+first maximiser in row-major order, as in the listings.
 """
 
 from __future__ import annotations

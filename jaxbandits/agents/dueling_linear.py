@@ -1,4 +1,5 @@
-"""Linear contextual dueling bandits: MaxInP, MaxPairUCB, CoLSTIM and VACDB (seed-004 2.5, 7).
+"""Linear contextual dueling bandits: MaxInP, MaxPairUCB, CoLSTIM and VACDB (the linear baselines of
+Oh et al. 2026, Sec. 6).
 
 Each round shows ``K`` contexts ``X`` ``(K, d)``; the agent plays an ordered pair ``(k1, k2)``
 and sees ``o = 1`` (``k1`` preferred) with probability ``sigmoid(theta*^T (x_k1 - x_k2))`` (the
@@ -21,36 +22,41 @@ take ``phi = X S`` with an identity ``inv_gram``. ``theta`` is fitted by ``fit``
   ``theta <- theta + V^{-1} z (o - sigmoid(theta^T z))`` (rcdp-public's
   ``BaselineDuelingGLMLearner.update``).
 
-**Presets.** The two public codes that implement these baselines disagree (seed-004 section 7):
-``preset="vacdb"`` (default; uclaml/VACDB's ``ucb.py``, whose conventions NVLDB's Listing 4
-reuses) and ``preset="rcdp"`` (the NVLDB first author's ``rcdp-public``). A field left at None
-takes its preset's value (``presets``, as each class documents), which ``jb.make_agent`` merges
-in; ``T`` in those values is ``horizon_hint`` (2,000, NVLDB's timing-study horizon;
-``jb.make_agent(name, env=env, horizon=T)`` sets it, and sizes the buffer to ``min(T,
-AUTO_BUFFER)``). The values of d (``2 sqrt(d log T)``) are filled by ``make_agent(name,
-env=env)``; without an environment they are computed from the spec's d where the rule reads them.
+**Presets.** The two public codes that implement these baselines disagree, and Oh et al. 2026
+(Sec. 6) give no settings: ``preset="vacdb"`` (default; uclaml/VACDB's ``ucb.py``,
+whose conventions NVLDB's Listing 4 reuses) and ``preset="rcdp"`` (the NVLDB first author's
+``rcdp-public``). A field left at None takes its preset's value (``presets``, as each class
+documents), which ``jb.make_agent`` merges in; ``T`` in those values is ``horizon_hint`` (2,000,
+NVLDB's timing-study horizon; ``jb.make_agent(name, env=env, horizon=T)`` sets it, and sizes the
+buffer to ``min(T, AUTO_BUFFER)``). The values of d (``2 sqrt(d log T)``) are filled by
+``make_agent(name, env=env)``; without an environment they are computed from the spec's d where the
+rule reads them.
 
 ``vacdb`` (:class:`VACDB`) keeps its own multi-layer statistics (SupLinUCB-style elimination).
 """
 
 from __future__ import annotations
 
-import difflib
 import math
-import types
-from typing import Any
 
 import jax
 import jax.numpy as jnp
 from flax import struct
 
-from jaxbandits import core
 from jaxbandits.agents.duel_select import CANDIDATE_MODES, pair_widths, select_pair
+from jaxbandits.agents.dueling_linear_core import (
+    _TWO_SQRT_D_LOG_T,
+    LINEAR_DUEL_FITS,
+    LINEAR_DUEL_PRESETS,
+    LinearDuelAgent,
+    LinearDuelState,
+    _check_name,
+    _duel_presets,
+    _DuelAgent,
+    _sqrt_d_log_t,
+)
 from jaxbandits.agents.select import greedy_index
 from jaxbandits.core import (
-    AUTO_BUFFER,
-    Agent,
-    Assumptions,
     Context,
     Feedback,
     PerDim,
@@ -62,7 +68,6 @@ from jaxbandits.core import (
 from jaxbandits.linalg import (
     GLMData,
     RidgeState,
-    glm_data_add,
     glm_data_init,
     glm_newton,
     ridge_init,
@@ -83,190 +88,6 @@ __all__ = [
     "MaxPairUCB",
     "VACDBState",
 ]
-
-LINEAR_DUEL_FITS: tuple[str, ...] = ("mle", "online")
-
-
-def _sqrt_d_log_t(dim: int, horizon):
-    """``sqrt(d log T)``, the confidence scale of CoLSTIM and VACDB's ``ucb.py``."""
-    return jnp.sqrt(dim * jnp.log(jnp.asarray(horizon, float_dtype())))
-
-
-#: The linear-BTL core's values per preset: VACDB's code (``ucb.py``) and rcdp-public's.
-_CORE_PRESETS = {"vacdb": {"reg": 0.001, "fit": "mle"}, "rcdp": {"reg": 1.0, "fit": "online"}}
-LINEAR_DUEL_PRESETS: tuple[str, ...] = tuple(_CORE_PRESETS)
-#: VACDB's width coefficient ``2 sqrt(d log T)`` (T = ``horizon_hint``).
-_TWO_SQRT_D_LOG_T = PerDim(lambda d, agent: 2.0 * _sqrt_d_log_t(d, agent.horizon_hint))
-
-
-def _duel_presets(**rules: dict[str, Any]) -> types.MappingProxyType:
-    """``{preset: {field: value}}``: the core's values of each preset, with a rule's ``rules
-    [preset]`` added (``LinearDuelAgent.presets``)."""
-    return types.MappingProxyType({p: {**core_values, **rules[p]}
-                                   for p, core_values in _CORE_PRESETS.items()})
-
-
-class _DuelAgent(Agent):
-    """Plumbing shared by the linear dueling agents: pair actions, ``horizon_hint``, the buffer.
-
-    Attributes:
-      horizon_hint: T in the defaults that depend on the horizon (``log T``); 2,000 by default,
-        the horizon ``jb.make_agent(name, env=env, horizon=T)`` is given otherwise.
-      buffer_size: rows of the ring buffer of ``(z, o)`` the MLE is fitted on (static; None:
-        ``AUTO_BUFFER`` = 2,000, or ``min(T, AUTO_BUFFER)`` through ``make_agent(..., horizon=T)``).
-      newton_steps: the most damped-Newton steps per fit; it stops earlier at round-off (static).
-    """
-
-    family = "dueling"
-    action_kinds = ("pair",)
-
-    horizon_hint: int = 2000
-    buffer_size: int | None = struct.field(pytree_node=False, default=None)
-    newton_steps: int = struct.field(pytree_node=False, default=20)
-
-    def assume(self, assumptions: Assumptions, spec: Spec,
-               horizon: int | None = None) -> dict[str, Any]:
-        """The shared mapping, plus ``horizon_hint`` <- the horizon and, on pair actions, an
-        unset ``buffer_size`` <- ``min(horizon, AUTO_BUFFER)`` (a pair history has no per-arm
-        summary, so also on a fixed arm set)."""
-        values = super().assume(assumptions, spec, horizon)
-        if horizon:
-            values["horizon_hint"] = int(horizon)
-            if self.buffer_size is None and spec.action_kind == "pair":
-                values["buffer_size"] = int(min(horizon, AUTO_BUFFER))
-        return values
-
-    def validate(self) -> None:
-        super().validate()
-        check_positive(self, "horizon_hint", integer=True)
-        check_positive(self, "newton_steps", integer=True)
-
-    def _buffer_rows(self) -> int:
-        return AUTO_BUFFER if self.buffer_size is None else int(self.buffer_size)
-
-    def _check_spec(self, spec: Spec) -> None:
-        if spec.action_kind != "pair":
-            raise ValueError(f"{self.name}: plays pairs of arms (action kind 'pair'), the "
-                             f"environment needs {spec.action_kind!r} actions")
-
-
-def _check_name(obj: Any, field: str, choices: tuple[str, ...]) -> None:
-    """Raises ``ValueError`` naming close matches unless ``obj.field`` is one of ``choices``."""
-    value = getattr(obj, field)
-    if value in choices:
-        return
-    close = difflib.get_close_matches(str(value), choices, n=2, cutoff=0.5) \
-        if isinstance(value, str) else []
-    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-    raise ValueError(f"{obj.name or type(obj).__name__}: unknown {field} {value!r}{hint} "
-                     f"(known: {', '.join(choices)})")
-
-
-# ------------------------------------------------------------------------------------------------
-# The shared linear-BTL core.
-
-
-class LinearDuelState(struct.PyTreeNode):
-    """State of the linear-BTL core (:class:`LinearDuelAgent`).
-
-    Attributes:
-      theta: ``(d,)`` the utility estimate (the MLE, or the online-Newton iterate).
-      gram: ``V_t = reg I + sum_s z_s z_s^T`` in square-root form (``gram.sqrt_cov`` ``(d, d)``
-        with ``S S^T = V_t^{-1}``; ``gram.count`` ``()`` int32 the rounds played; its ``mean``
-        and ``logdet`` are unused).
-      data: the ring buffer of ``(z, o)``: ``features`` ``(B, d)``, ``counts`` ``(B,)`` 1 for a
-        filled row, ``rewards`` ``(B,)`` the bits (``B = 0`` rows with ``fit="online"``).
-    """
-
-    theta: jax.Array
-    gram: RidgeState
-    data: GLMData
-
-
-class LinearDuelAgent(_DuelAgent):
-    """The linear-BTL core of ``maxinp``, ``maxpair-ucb`` and ``colstim``; subclasses write
-    ``act`` (the pair rule) and their presets.
-
-    Attributes:
-      preset: ``"vacdb"`` (default) or ``"rcdp"`` (static): the source whose defaults fill the
-        fields left at None.
-      reg: lambda of ``V_t = lambda I + sum z z^T`` and of the MLE's penalty (None: 0.001 for
-        ``vacdb``, 1 for ``rcdp``).
-      kappa: the MLE penalty's weight, ``kappa lambda ||theta||^2 + (1/n) sum loss`` (0.1,
-        VACDB's ``DB.kappa``; unused by ``fit="online"``).
-      explore_scale: the width coefficient (beta of MaxInP / MaxPairUCB, c1 of CoLSTIM); None:
-        the preset's value.
-      fit: ``"mle"`` or ``"online"`` (static; None: ``mle`` for ``vacdb``, ``online`` for
-        ``rcdp``).
-      forbid_self_duel: never play ``k1 == k2`` (static; None: the preset's code).
-      horizon_hint: T in the horizon-dependent defaults (2,000; ``make_agent(..., horizon=T)``
-        sets it).
-      buffer_size: rows of the MLE's ring buffer (static; None: ``AUTO_BUFFER``).
-      newton_steps: the most damped-Newton steps per fit, warm-started (static; 20).
-    """
-
-    preset: str = struct.field(pytree_node=False, default="vacdb")
-    reg: float | None = None
-    kappa: float = 0.1
-    explore_scale: float | None = None
-    fit: str | None = struct.field(pytree_node=False, default=None)
-    forbid_self_duel: bool | None = struct.field(pytree_node=False, default=None)
-
-    #: ``{preset: {field: value}}`` for the fields left at None (a :class:`PerDim` value
-    #: depends on d and ``horizon_hint``); each rule adds its own (:func:`_duel_presets`).
-    presets = _duel_presets(vacdb={}, rcdp={})
-
-    def validate(self) -> None:
-        core.check_types(self)  # first, so a wrong type is named as such
-        _check_name(self, "preset", LINEAR_DUEL_PRESETS)
-        # the shared range checks, on a copy whose None fields hold their preset's values
-        filled = self.replace(reg=self.setting("reg", 1),
-                              explore_scale=0.0 if self.explore_scale is None
-                              else self.explore_scale)
-        _DuelAgent.validate(filled)
-        if self.fit is not None:
-            _check_name(self, "fit", LINEAR_DUEL_FITS)
-
-    # -- the core -------------------------------------------------------------------------------
-
-    def init(self, key: jax.Array, spec: Spec) -> LinearDuelState:
-        self._check_spec(spec)
-        dtype = float_dtype()
-        rows = self._buffer_rows() if self.setting("fit", spec.dim) == "mle" else 0
-        return LinearDuelState(
-            theta=jnp.zeros((spec.dim,), dtype),
-            gram=ridge_init(spec.dim, self.setting("reg", spec.dim), dtype),
-            data=glm_data_init(rows, spec.dim, dtype),
-        )
-
-    def update(
-        self,
-        state: LinearDuelState,
-        key: jax.Array,
-        context: Context,
-        action: jax.Array,
-        feedback: Feedback,
-    ) -> LinearDuelState:
-        arms = context.arms
-        z = arms[action[0]] - arms[action[1]]
-        o = jnp.asarray(feedback.reward, z.dtype)
-        gram = ridge_update(state.gram, z, jnp.zeros((), z.dtype))
-        if self.setting("fit", z.shape[-1]) == "online":
-            gain = gram.sqrt_cov @ (gram.sqrt_cov.T @ z)  # V_t^{-1} z, after adding z
-            theta = state.theta + gain * (o - jax.nn.sigmoid(z @ state.theta))
-            return state.replace(theta=theta, gram=gram)
-        data, _ = glm_data_add(state.data, z[None, :], jnp.zeros((), jnp.int32), o, False)
-        n = jnp.maximum(jnp.sum(data.counts), 1.0)
-        reg = 2.0 * self.kappa * self.setting("reg", z.shape[-1]) * n
-        theta = glm_newton(state.theta, data.features, data.counts, data.rewards, reg,
-                           "logistic", num_steps=self.newton_steps)
-        return LinearDuelState(theta=theta, gram=gram, data=data)
-
-    def _rule_inputs(self, state: LinearDuelState, arms: jax.Array):
-        """``u = X theta`` ``(K,)``, ``phi = X S`` ``(K, d)`` and the identity ``inv_gram`` (as a
-        diagonal): ``||phi_i - phi_j||^2 = ||x_i - x_j||^2_{V^{-1}}``."""
-        ones = jnp.ones((arms.shape[-1],), arms.dtype)
-        return arms @ state.theta, arms @ state.gram.sqrt_cov, ones
 
 
 @register_agent
@@ -295,7 +116,7 @@ class MaxInP(LinearDuelAgent):
 
     name = "maxinp"
     description = "MaxInP: the widest pair among the plausible winners (linear BTL, CSYM)"
-    paper = "Saha 2021; VACDB code (Di et al. 2023); seed-004 sections 2.5, 7"
+    paper = "Saha 2021 (as in the VACDB code of Di et al. 2023); baseline of Oh et al. 2026, Sec. 6"
 
     candidates: str = struct.field(pytree_node=False, default="ge")
 
@@ -336,7 +157,8 @@ class MaxPairUCB(LinearDuelAgent):
 
     name = "maxpair-ucb"
     description = "MaxPairUCB: the pair maximising the joint UCB (linear BTL, OSYM)"
-    paper = "VACDB code (Di et al. 2023); rcdp-public; seed-004 sections 2.5, 7"
+    paper = ("Saha & Hüllermeier 2022 (as in the VACDB code of Di et al. 2023); "
+             "baseline of Oh et al. 2026, Sec. 6")
 
     presets = _duel_presets(
         vacdb={"explore_scale": _TWO_SQRT_D_LOG_T, "forbid_self_duel": False},
@@ -365,7 +187,7 @@ class CoLSTIM(LinearDuelAgent):
 
     (``k2`` skips ``k1`` when ``forbid_self_duel``). No warm-up in either public code.
 
-    Presets (seed-004 section 7):
+    Presets (the public codes; Oh et al. 2026 give none):
 
     * ``"vacdb"`` (default; uclaml/VACDB ``ucb.py`` ``CoLSTIM``): ``threshold = sqrt(d log T)``,
       ``coupling_scale = 1``, ``c1 = 2 sqrt(d log T)``, ``reg = 0.001``, ``kappa = 0.1``, the MLE
@@ -385,7 +207,7 @@ class CoLSTIM(LinearDuelAgent):
 
     name = "colstim"
     description = "CoLSTIM: Gumbel-perturbed leader + optimistic challenger (linear BTL)"
-    paper = "Bengs, Saha & Huellermeier 2022; VACDB code / rcdp-public; seed-004 sections 2.5, 7"
+    paper = "Bengs et al. 2022; baseline of Oh et al. 2026, Sec. 6"
 
     threshold: float | None = None
     coupling_scale: float | None = None
@@ -500,7 +322,7 @@ class VACDB(_DuelAgent):
 
     name = "vacdb"
     description = "VACDB: variance-aware multi-layer elimination (linear BTL)"
-    paper = "Di et al. 2023 (uclaml/VACDB code); seed-004 sections 2.5, 7"
+    paper = "Di et al. 2023; baseline of Oh et al. 2026, Sec. 6"
 
     kappa: float = 1.0
     explore_scale: float = 1.0

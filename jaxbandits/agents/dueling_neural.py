@@ -1,5 +1,6 @@
-"""Neural contextual dueling bandits: NVLDB / NLDB (Oh, Park & Paik; seed-004) and the NDB
-baseline (Verma et al. 2024, in the form of APOHF's ``NeuralDBDiag``; seed-004 section 7).
+"""Neural contextual dueling bandits: NVLDB / NLDB (Oh et al. 2026) and the NDB
+baseline (Verma et al. 2024, in the form of APOHF's ``NeuralDBDiag``, the closest public code;
+Oh et al. 2026, Sec. 6 runs it without giving its settings).
 
 Each round the agent sees ``K`` arms ``X`` ``(K, d)``, plays an ordered pair ``(k1, k2)``
 (``(2,)`` int32) and observes ``o = 1`` ("k1 preferred") with probability
@@ -10,7 +11,7 @@ training on t pairs costs O(t), not O(B)), and choose the pair with
 :func:`~jaxbandits.agents.duel_select.select_pair` from utility estimates, exploration features
 and an inverse Gram matrix; the agents differ only in those three.
 
-**NVLDB / NLDB** (:class:`NVLDB`; seed-004 sections 2.1-2.2, Algorithm 1): the network
+**NVLDB / NLDB** (:class:`NVLDB`; Oh et al. 2026, Sec. 4.1, Alg. 1): the network
 ``f(x) = theta^T phi(x; W)`` with the deep feature map of
 :class:`~jaxbandits.nets.FeatureNetwork` (``phi = sqrt(m) relu(W_3 relu(W_2 relu(W_1 x)))``,
 ``D = d``) and shallow exploration on ``phi`` = ``df/dtheta``. Every round: select with
@@ -39,13 +40,12 @@ from __future__ import annotations
 import difflib
 import math
 import types
-from typing import Any, ClassVar
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 import optax
 from flax import nnx, struct
-from jax.flatten_util import ravel_pytree
 
 from jaxbandits.agents.duel_select import (
     CANDIDATE_MODES,
@@ -53,10 +53,23 @@ from jaxbandits.agents.duel_select import (
     check_rule,
     select_pair,
 )
+from jaxbandits.agents.dueling_base import (
+    DuelBuffer,
+    DuelRows,
+    _DuelingAgent,
+    duel_buffer_add,
+    duel_buffer_init,
+    duel_buffer_sum,
+    pair_difference,
+)
+from jaxbandits.agents.dueling_ndb import (  # the NDB baseline; NDB_* keep their import path
+    NDB,
+    NDB_DESIGNS,  # noqa: F401
+    NDB_INITS,  # noqa: F401
+    NDBState,
+)
 from jaxbandits.core import (
-    AUTO_BUFFER,
     Agent,
-    Assumptions,
     Context,
     Feedback,
     Spec,
@@ -67,7 +80,6 @@ from jaxbandits.core import (
 from jaxbandits.linalg.glm import PREFERENCE_LINKS, neg_log_preference, preference_prob
 from jaxbandits.nets import FeatureNetwork
 from jaxbandits.registry import register_alias
-from jaxbandits.ring import Ring, blocked_sum, ring_add, ring_init, ring_size
 
 __all__ = [
     "DUELING_PRESETS",
@@ -99,24 +111,14 @@ LINKS = PREFERENCE_LINKS  # the environments' links (jaxbandits.linalg.glm)
 VARIANCE_MODES: tuple[str, ...] = ("aware", "agnostic", "oracle")
 GRAM_MODES: tuple[str, ...] = ("recompute", "incremental")
 NVLDB_INITS: tuple[str, ...] = ("torch", "symmetric")
-NDB_INITS: tuple[str, ...] = ("normal", "torch")
-NDB_DESIGNS: tuple[str, ...] = ("diag", "full")
 
-#: The two configurations of the paper (seed-004 A1): ``main`` (Sec. 5: width 100, Adam lr
+#: The two configurations of Oh et al. 2026: ``main`` (Sec. 6: width 100, Adam lr
 #: 1e-3; the registered defaults) and ``appendix`` (App. E.2: width 32, lr 1e-2). Everything
 #: else is shared (lambda = 1, n = 20, H = 1, a = 1).
 DUELING_PRESETS: dict[str, dict[str, Any]] = {
     "main": {"width": 100, "learning_rate": 1e-3},
     "appendix": {"width": 32, "learning_rate": 1e-2},
 }
-
-_BLOCK_ROWS = 256  # the most rows per block of a training or Gram sum over the buffer
-
-
-def _block_rows(num_total: int) -> int:
-    """Rows per block for a buffer of ``num_total`` rows: about an eighth of it (at least 32,
-    at most 256), so that the rows summed past the filled ones stay a small fraction."""
-    return min(_BLOCK_ROWS, max(32, -(-num_total // 8)))
 
 
 def dueling_preset(name: str) -> dict[str, Any]:
@@ -133,131 +135,6 @@ def dueling_preset(name: str) -> dict[str, Any]:
         raise ValueError(f"unknown dueling preset {name!r}{hint} (known: "
                          f"{', '.join(DUELING_PRESETS)})")
     return dict(DUELING_PRESETS[name])
-
-
-# ------------------------------------------------------------------------------------------------
-# The pair buffer.
-
-
-class DuelRows(struct.PyTreeNode):
-    """Stored duels: one (``()``-shaped ``outcome``) or a buffer's ``(B, ...)`` of them.
-
-    Attributes:
-      x1, x2: ``(..., d)`` the contexts of the first and second arm of each pair.
-      outcome: ``(...)`` ``o`` (1: the first arm won).
-      weight: ``(...)`` the row's loss / Gram weight (``1 / zeta^2``; 1 for NDB); 0 for an
-        empty row, so empty rows add exactly nothing to any sum.
-    """
-
-    x1: jax.Array
-    x2: jax.Array
-    outcome: jax.Array
-    weight: jax.Array
-
-
-class DuelBuffer(struct.PyTreeNode):
-    """A ring buffer of the last ``B`` duels, with a fixed shape: the rows of a
-    :class:`DuelRows` of ``(B, ...)`` arrays kept as fields (``rows`` views them), written and
-    counted by the rule of :mod:`jaxbandits.ring`.
-
-    Attributes:
-      x1, x2: ``(B, d)`` the contexts of the first and second arm of each stored pair.
-      outcome: ``(B,)`` ``o`` (1: the first arm won).
-      weight: ``(B,)`` the row's loss / Gram weight; 0 for an empty row.
-      num_obs: ``()`` int32, pairs seen so far; rows ``0 .. min(num_obs, B) - 1`` are filled.
-    """
-
-    x1: jax.Array
-    x2: jax.Array
-    outcome: jax.Array
-    weight: jax.Array
-    num_obs: jax.Array
-
-    @property
-    def rows(self) -> DuelRows:
-        """The stored rows, ``(B, ...)``."""
-        return DuelRows(x1=self.x1, x2=self.x2, outcome=self.outcome, weight=self.weight)
-
-    @property
-    def capacity(self) -> int:
-        """B, the number of pairs kept (static)."""
-        return self.weight.shape[0]
-
-    @property
-    def num_rows(self) -> jax.Array:
-        """The number of filled rows, ``min(num_obs, B)``."""
-        return ring_size(self.num_obs, self.capacity)
-
-
-def _duel_buffer(rows: DuelRows, num_obs: jax.Array) -> DuelBuffer:
-    return DuelBuffer(x1=rows.x1, x2=rows.x2, outcome=rows.outcome, weight=rows.weight,
-                      num_obs=num_obs)
-
-
-def duel_buffer_init(capacity: int, dim: int, dtype=None) -> DuelBuffer:
-    """An empty buffer of ``capacity`` rows of ``dim``-dimensional contexts."""
-    dtype = dtype or float_dtype()
-    row = DuelRows(x1=jnp.zeros((dim,), dtype), x2=jnp.zeros((dim,), dtype),
-                   outcome=jnp.zeros((), dtype), weight=jnp.zeros((), dtype))
-    ring = ring_init(row, capacity)
-    return _duel_buffer(ring.rows, ring.num_obs)
-
-
-def duel_buffer_add(buffer: DuelBuffer, x1: jax.Array, x2: jax.Array, outcome: jax.Array,
-                    weight: jax.Array) -> DuelBuffer:
-    """``buffer`` with the pair ``(x1, x2, o)`` of weight ``weight`` written over its oldest
-    row (row ``num_obs mod B``; :func:`~jaxbandits.ring.ring_add`)."""
-    ring = ring_add(Ring(rows=buffer.rows, num_obs=buffer.num_obs),
-                    DuelRows(x1=x1, x2=x2, outcome=outcome, weight=weight))
-    return _duel_buffer(ring.rows, ring.num_obs)
-
-
-def duel_buffer_sum(fn, buffer: DuelBuffer, block_rows: int | None = None):
-    """``sum_b fn(x1_b, x2_b, outcome_b, weight_b)`` over blocks of the buffer's filled rows
-    (:func:`~jaxbandits.ring.blocked_sum`), the rows outside a block's share given weight 0.
-
-    ``fn`` maps ``block_rows`` rows to a pytree and must be linear in the rows' weights (every
-    row's contribution a multiple of its weight, as in a weighted loss or Gram matrix), so that
-    a weight-0 row adds exactly nothing. ``block_rows`` (default: about B / 8, between 32 and
-    256 rows): a buffer of at most that many rows is one block; a larger one is summed in
-    blocks that skip those past the filled rows, so that the cost is O(t) for t pairs.
-    """
-    block_rows = block_rows or _block_rows(buffer.capacity)
-
-    def block(cut, mask):
-        return fn(cut.x1, cut.x2, cut.outcome, jnp.where(mask, cut.weight, 0.0))
-
-    return blocked_sum(block, buffer.rows, buffer.num_rows, block_rows=block_rows)
-
-
-def pair_difference(fn, x1: jax.Array, x2: jax.Array):
-    """``fn(x1) - fn(x2)`` (leaf by leaf) for row batches ``x1``, ``x2`` ``(N, d)`` and a
-    row-wise ``fn``, from ONE call of ``fn`` on the ``2N`` stacked rows: one network pass over
-    both arms of every pair, whose matmuls are twice as wide as two passes' (nvldb-ucb-asym at
-    100 runs on 2 CPU cores: 15-22% more seed-steps/s than two passes)."""
-    num = x1.shape[0]
-    return jax.tree.map(lambda out: out[:num] - out[num:], fn(jnp.concatenate([x1, x2])))
-
-
-class _DuelingAgent(Agent):
-    """Plumbing shared by the neural dueling agents: what they play, the buffer's size."""
-
-    family = "dueling"
-    action_kinds = ("pair",)
-    runs_per_block: ClassVar[int] = 8  # a neural round is costly (see default_block_runs)
-
-    buffer_size: int | None = struct.field(pytree_node=False, default=None)
-
-    def assume(self, assumptions: Assumptions, spec: Spec,
-               horizon: int | None = None) -> dict[str, Any]:
-        """The shared mapping (:meth:`Agent.assume`), and a horizon-sized buffer for pairs."""
-        values = super().assume(assumptions, spec, horizon)
-        if self.buffer_size is None and horizon and spec.action_kind == "pair":
-            values["buffer_size"] = int(min(horizon, AUTO_BUFFER))
-        return values
-
-    def _buffer_init(self, spec: Spec) -> DuelBuffer:
-        return duel_buffer_init(self.buffer_size or AUTO_BUFFER, spec.dim)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -290,7 +167,7 @@ def nvldb_data_loss(network: FeatureNetwork, params: NVLDBParams, x1: jax.Array,
 
 def nvldb_loss(network: FeatureNetwork, params: NVLDBParams, theta0: jax.Array,
                buffer: DuelBuffer, reg, link: str = "btl") -> jax.Array:
-    """The NVLDB loss (seed-004 Eq. 4), a SUM over the stored pairs::
+    """The NVLDB loss (Oh et al. 2026, Eq. 4), a SUM over the stored pairs::
 
         L(theta, W) = sum_i -log g((2 o_i - 1) (f(x_i1) - f(x_i2))) / zeta_i^2
                       + reg / 2 ||theta - theta_0||^2
@@ -306,7 +183,7 @@ def nvldb_gram(network: FeatureNetwork, net: nnx.State, buffer: DuelBuffer, reg,
                block_rows: int | None = None) -> jax.Array:
     """``V = reg I + sum_i w_i dphi_i dphi_i^T`` ``(D, D)`` over the stored pairs with the
     features of the network ``net``, ``dphi_i = phi(x_i1) - phi(x_i2)``, ``w_i = 1 /
-    zeta_i^2`` (seed-004 Eq. 6 rebuilt every round, App. E.2 / A9)."""
+    zeta_i^2`` (Oh et al. 2026, Eq. 6 rebuilt every round, as App. E.2 says)."""
 
     def block(x1, x2, o, w):
         dphi = pair_difference(lambda x: network.apply(net, x), x1, x2)
@@ -319,7 +196,7 @@ def nvldb_gram(network: FeatureNetwork, net: nnx.State, buffer: DuelBuffer, reg,
 def nvldb_theta_newton(network: FeatureNetwork, params: NVLDBParams, theta0: jax.Array,
                        buffer: DuelBuffer, reg, link: str = "btl") -> jax.Array:
     """One Newton step on ``theta`` ``(D,)`` of :func:`nvldb_loss` with the feature map fixed
-    (seed-004 Alg. 1 line 10, A7): ``theta - H^{-1} grad`` with, over the stored pairs,
+    (Oh et al. 2026, Alg. 1 line 10): ``theta - H^{-1} grad`` with, over the stored pairs,
     ``grad = sum_i w_i l'(z_i) dphi_i + reg (theta - theta_0)`` and ``H = sum_i w_i l''(z_i)
     dphi_i dphi_i^T + reg I``, ``z_i = theta^T dphi_i``, ``l(z) = -log g((2 o_i - 1) z)``."""
     theta = params.theta
@@ -347,7 +224,7 @@ class NVLDBState(struct.PyTreeNode):
     Attributes:
       params: ``theta`` ``(D,)`` and the feature map ``W`` (:class:`NVLDBParams`).
       theta0: ``(D,)`` the initial ``theta_0 ~ N(0, I / D)``, the regulariser's centre.
-      opt_state: the Adam state, persistent across rounds (warm start, A6).
+      opt_state: the Adam state, persistent across rounds (warm start; App. E.2 does not say).
       gram: ``(D, D)`` ``V``, ready for the next selection: rebuilt from the buffer with the
         current network after every update (``gram="recompute"``) or the rank-one sum of the
         selection-time ``dphi`` (``"incremental"``).
@@ -363,7 +240,7 @@ class NVLDBState(struct.PyTreeNode):
 
 class NVLDB(_DuelingAgent):
     """NVLDB / NLDB: neural (variance-aware) dueling bandits with deep representation and
-    shallow exploration (Oh, Park & Paik, AISTATS 2026; seed-004 Algorithm 1).
+    shallow exploration (Oh et al. 2026, Alg. 1).
 
     The network is ``f(x) = theta^T phi(x; W)`` with ``phi(x; W) = sqrt(m) relu(W_L relu(...
     relu(W_1 x)))`` (``m`` = ``width``, ``L`` = ``depth``, ``D`` = ``feature_dim``, no biases;
@@ -372,24 +249,24 @@ class NVLDB(_DuelingAgent):
         u = Phi theta,  Phi = phi(X; W)  (K, D);   M = V^{-1}  (Cholesky)
         (k1, k2) = select_pair(rule, u, Phi, M, a)           (a = explore_scale)
         zeta_t = max(sigma_hat_t, eps),  sigma_hat_t^2 = g(u_k1 - u_k2) (1 - g(u_k1 - u_k2))
-                 (variance="aware", NVLDB; the selection-time network, A8)  or 1 (NLDB)
+                 (variance="aware", NVLDB, Eq. 5; the selection-time network)  or 1 (NLDB)
         n Adam steps on  L = sum_{i<=t} -log g(s_i (f(x_i1) - f(x_i2))) / zeta_i^2
                              + lambda/2 ||theta - theta_0||^2
         V = lambda I + sum_{i<=t} dphi_i dphi_i^T / zeta_i^2
 
     with ``s_i = 2 o_i - 1``, ``lambda`` = ``reg``, ``n`` = ``num_grad_steps`` every
     ``update_every`` (H) rounds, ``dphi_i`` = ``phi(x_i1) - phi(x_i2)`` with the current ``W``
-    (``gram="recompute"``, App. E.2 / A9) or frozen at selection time (``"incremental"``, Eq. 6).
+    (``gram="recompute"``, App. E.2) or frozen at selection time (``"incremental"``, Eq. 6).
     The six rules and their options (``forbid_self_duel``, ``candidates``, ``ts_csym``) are
     :func:`~jaxbandits.agents.duel_select.select_pair`'s.
 
-    Defaults: the paper's main configuration (``width=100``, ``learning_rate=1e-3``, Sec. 5;
+    Defaults: the paper's main configuration (``width=100``, ``learning_rate=1e-3``, Sec. 6;
     :data:`DUELING_PRESETS` also has ``"appendix"``: 32, 1e-2), ``depth=3``, ``D = d``,
     ``reg=1``, ``n=20``, ``H=1``, ``a=1``, Adam with PyTorch's defaults warm-started with one
-    persistent state, ``theta_0 ~ N(0, I/D)`` and PyTorch-Linear init of ``W`` (A4),
-    ``eps=0.1`` (not given by the paper, A10: a guess; report it with results) and
-    ``forbid_self_duel=True`` (seed-004 section 7: with the listings' self-duels learning
-    stops).
+    persistent state, ``theta_0 ~ N(0, I/D)`` and PyTorch-Linear init of ``W`` (Eq. 3's symmetric
+    init makes ``phi(x; W_0) = 0``), ``eps=0.1`` (not given by the paper, Eq. 5: a guess; report it
+    with results) and ``forbid_self_duel=True`` (in our reimplementation of Oh et al. 2026's
+    Listings 2-4, App. E.2, the listings' self-duels stop learning).
 
     Attributes:
       reg: lambda, of the loss and of ``V``.
@@ -399,15 +276,15 @@ class NVLDB(_DuelingAgent):
         ``zeta = eps``, and ``eps = 1`` is NLDB exactly).
       width: m (static).  depth: L >= 2, the number of weight matrices (static).
       feature_dim: D (static; None: the context dimension d, Eq. 2).
-      feature_scale: multiply ``phi`` by ``sqrt(m)`` (static, A3).
-      final_relu: ReLU after the feature layer (static, A3).
+      feature_scale: multiply ``phi`` by ``sqrt(m)`` (static, Eq. 2).
+      final_relu: ReLU after the feature layer (static, Eq. 2).
       net_init: ``"torch"`` (default) or ``"symmetric"`` (Eq. 3 on the doubled input ``[x;
-        x] / sqrt 2``: ``phi(x; W_0) = 0``, so nothing trains; for theory checks only, A4).
+        x] / sqrt 2``: ``phi(x; W_0) = 0``, so nothing trains; for theory checks only).
       num_grad_steps: n (static).  update_every: H, train every H rounds (static).
-      reset_optimizer: start Adam afresh every training round (static; A6's option).
+      reset_optimizer: start Adam afresh every training round (static).
       theta_refit: Newton steps on ``theta`` alone after each training round, ``W`` fixed
         (Alg. 1 line 10's "theta minimises Eq. 4 with W_t fixed", a convex D-dim weighted
-        logistic ridge problem; App. E.2 skips it, so 0 by default; A7) (static).
+        logistic ridge problem; App. E.2 skips it, so 0 by default) (static).
       buffer_size: pairs kept (static; see the module docstring).
       gram: ``"recompute"`` or ``"incremental"`` (static).
       link: ``"btl"`` (logistic) or ``"probit"``, the ``g`` of the loss and of ``sigma_hat``
@@ -423,7 +300,7 @@ class NVLDB(_DuelingAgent):
         agent = jb.make_agent("nvldb-ucb-asym", **jb.agents.dueling_preset("appendix"))
     """
 
-    paper = "Oh, Park & Paik, AISTATS 2026, arXiv 2506.01250 (seed-004 Alg. 1)"
+    paper = "Oh et al. 2026, Alg. 1"
     #: ``make_agent("nvldb-ucb-asym", preset="appendix")``: the paper's two configurations.
     presets = types.MappingProxyType(DUELING_PRESETS)
 
@@ -573,181 +450,6 @@ class NVLDB(_DuelingAgent):
             return optax.apply_updates(p, updates), opt
 
         return jax.lax.fori_loop(0, num_steps, step, (params, opt_state))
-
-
-# ------------------------------------------------------------------------------------------------
-# NDB.
-
-
-class NDBState(struct.PyTreeNode):
-    """State of :class:`NDB`.
-
-    Attributes:
-      params: the network trained after the last round (the one that selects).
-      params0: its initialisation, where every round's training restarts.
-      gram: ``U = lambda + sum_i (g_i1 - g_i2)^2`` ``(p,)`` (diagonal) or ``lambda I + sum_i
-        (g_i1 - g_i2)(g_i1 - g_i2)^T`` ``(p, p)`` (``design="full"``) over the stored pairs
-        with the gradients of ``params``, ready for the next selection.
-      buffer: the stored pairs (weight 1).
-    """
-
-    params: nnx.State
-    params0: nnx.State
-    gram: jax.Array
-    buffer: DuelBuffer
-
-
-class NDB(_DuelingAgent):
-    """NDB, neural dueling bandits with full-gradient exploration (Verma et al. 2024), as in
-    the closest public code (APOHF's ``NeuralDBDiag``; seed-004 section 7)::
-
-        u_k = f(x_k; theta),  g_k = grad_theta f(x_k; theta)  (flat, all p parameters)
-        k1 = argmax_k u_k
-        k2 = argmax_{j != k1} u_j + sqrt(nu) ||g_j - g_k1||_{U^{-1}}        (ndb-ucb)
-             argmax_{j != k1} s_j,  s_j ~ N(u_j, nu ||g_j - g_k1||^2_{U^{-1}})  (ndb-ts)
-        U = diag(lambda I + sum_i (g(x_i1) - g(x_i2))^2)   (current network, every round)
-
-    then ``theta`` is reset to ``theta_0`` and trained by ``num_grad_steps`` full-batch Adam
-    steps (``learning_rate``, PyTorch's coupled ``weight_decay = lambda / (t + 50)`` on every
-    parameter, t the stored pairs) on the mean BCE-with-logits of ``f(x_i1) - f(x_i2)``. The
-    network is ``d -> 32 -> 32 -> 1`` with biases and ReLU, every parameter ``N(0, 1)``.
-    Selection is :func:`~jaxbandits.agents.duel_select.select_pair`'s ``ucb-asym`` /
-    ``ts-asym`` with the diagonal ``U^{-1}`` and scale ``sqrt(nu)``.
-
-    Defaults (seed-004 section 7 / APOHF): ``nu = 1`` (``explore_scale``), ``lambda = 0.1``
-    (``reg``), lr 1e-3, width 32, depth 3, ``forbid_self_duel=True`` (k2 excludes k1). The
-    number of steps is not in seed-004; APOHF's script uses 1,000, here ``num_grad_steps=20``
-    (NVLDB's n, seed-004 A22) keeps a round affordable: raise it for fidelity.
-
-    Attributes:
-      reg: lambda (``U``'s offset and the weight-decay numerator).
-      learning_rate: Adam's step size.  explore_scale: nu; the widths are ``sqrt(nu)`` times.
-      width: m (static).  depth: the number of weight matrices (static).
-      net_init: ``"normal"`` (N(0, 1), default) or ``"torch"`` (static).
-      num_grad_steps: full-batch steps per round (static).
-      design: ``"diag"`` (default) or ``"full"`` (``U`` as a ``(p, p)`` matrix, O(p^3) a round;
-        static).
-      buffer_size: pairs kept (static).
-      rule: ``"ucb-asym"`` or ``"ts-asym"`` (static; the registered name's).
-      forbid_self_duel: exclude ``k1`` from the second choice (static).
-
-    Example::
-
-        agent = jb.make_agent("ndb-ucb", num_grad_steps=100)
-    """
-
-    paper = "Verma et al. 2024, arXiv 2407.17112; APOHF NeuralDBDiag (seed-004 sec. 7)"
-
-    @property
-    def name(self) -> str:  # type: ignore[override]
-        """The registered name of this configuration: ``ndb-ucb`` or ``ndb-ts``."""
-        return f"ndb-{self.rule.split('-')[0]}"
-
-    reg: float = 0.1
-    learning_rate: float = 1e-3
-    explore_scale: float = 1.0
-    width: int = struct.field(pytree_node=False, default=32)
-    depth: int = struct.field(pytree_node=False, default=3)
-    net_init: str = struct.field(pytree_node=False, default="normal")
-    num_grad_steps: int = struct.field(pytree_node=False, default=20)
-    design: str = struct.field(pytree_node=False, default="diag")
-    rule: str = struct.field(pytree_node=False, default="ucb-asym")
-    forbid_self_duel: bool = struct.field(pytree_node=False, default=True)
-
-    def validate(self) -> None:
-        super().validate()
-        check_choice(self, "rule", ("ucb-asym", "ts-asym"))
-        check_choice(self, "net_init", NDB_INITS)
-        check_choice(self, "design", NDB_DESIGNS)
-        if self.depth < 2:
-            raise ValueError(f"{self.name}: depth must be >= 2 (weight matrices), got "
-                             f"{self.depth!r}")
-
-    def network(self, dim: int) -> FeatureNetwork:
-        """The static scalar network for contexts of dimension ``dim``."""
-        return FeatureNetwork(in_features=dim, width=self.width, depth=self.depth,
-                              out_features=1, init_scheme=self.net_init, bias=True)
-
-    def init(self, key: jax.Array, spec: Spec) -> NDBState:
-        network = self.network(spec.dim)
-        params = network.init(key)
-        p = network.num_params
-        dtype = float_dtype()
-        gram = (jnp.full((p,), self.reg, dtype) if self.design == "diag"
-                else self.reg * jnp.eye(p, dtype=dtype))
-        return NDBState(params=params, params0=params, gram=gram, buffer=self._buffer_init(spec))
-
-    def act(self, state: NDBState, key: jax.Array, context: Context):
-        network = self.network(context.arms.shape[-1])
-        u, grads = _values_and_gradients(network, state.params, context.arms)
-        if self.design == "diag":
-            inv_gram = 1.0 / state.gram
-        else:
-            factor = jax.scipy.linalg.cho_factor(state.gram)
-            inv_gram = jax.scipy.linalg.cho_solve(factor, jnp.eye(grads.shape[-1],
-                                                                  dtype=grads.dtype))
-        pair = select_pair(self.rule, key, u, grads, inv_gram, jnp.sqrt(self.explore_scale),
-                           state.buffer.num_obs + 1, forbid_self_duel=self.forbid_self_duel)
-        return pair, state
-
-    def update(
-        self,
-        state: NDBState,
-        key: jax.Array,
-        context: Context,
-        action: jax.Array,
-        feedback: Feedback,
-    ) -> NDBState:
-        network = self.network(context.arms.shape[-1])
-        x1, x2 = context.arms[action[0]], context.arms[action[1]]
-        buffer = duel_buffer_add(state.buffer, x1, x2, feedback.reward, 1.0)
-        params = self._train(network, state.params0, buffer)
-        return state.replace(params=params, gram=self._gram(network, params, buffer),
-                             buffer=buffer)
-
-    def _train(self, network, params0, buffer):
-        """From ``params0``: ``num_grad_steps`` Adam steps on the mean BCE with coupled weight
-        decay ``lambda / (t + 50)`` (``torch.optim.Adam(weight_decay=...)``)."""
-        num = buffer.num_rows.astype(buffer.weight.dtype)
-        decay = self.reg / (num + 50.0)
-        optimizer = optax.adam(self.learning_rate)
-
-        def loss(p, x1, x2, o, w):
-            delta = pair_difference(lambda x: network.apply(p, x)[..., 0], x1, x2)
-            return jnp.sum(w * neg_log_preference((2.0 * o - 1.0) * delta))
-
-        def step(_, carry):
-            p, opt = carry
-            data = duel_buffer_sum(lambda *rows: jax.grad(loss)(p, *rows), buffer)
-            grad = jax.tree.map(lambda g, q: g / jnp.maximum(num, 1.0) + decay * q, data, p)
-            updates, opt = optimizer.update(grad, opt, p)
-            return optax.apply_updates(p, updates), opt
-
-        return jax.lax.fori_loop(0, self.num_grad_steps, step,
-                                 (params0, optimizer.init(params0)))[0]
-
-    def _gram(self, network, params, buffer):
-        """``U`` over the stored pairs with the gradients of ``params``."""
-        diag = self.design == "diag"
-
-        def block(x1, x2, o, w):
-            diff = pair_difference(lambda x: _values_and_gradients(network, params, x)[1], x1,
-                                   x2)
-            if diag:
-                return jnp.sum(w[:, None] * diff * diff, axis=0)
-            return (diff * w[:, None]).T @ diff
-
-        total = duel_buffer_sum(block, buffer)
-        if diag:
-            return total + self.reg
-        return total + self.reg * jnp.eye(total.shape[0], dtype=total.dtype)
-
-
-def _values_and_gradients(network: FeatureNetwork, params: nnx.State, x: jax.Array):
-    """``f(x_k)`` ``(K,)`` and the flat gradients ``grad_theta f(x_k)`` ``(K, p)``."""
-    flat, unravel = ravel_pytree(params)
-    value_and_grad = jax.value_and_grad(lambda th, xk: network.apply(unravel(th), xk)[0])
-    return jax.vmap(value_and_grad, (None, 0))(flat, x)
 
 
 # ------------------------------------------------------------------------------------------------

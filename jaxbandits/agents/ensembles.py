@@ -4,14 +4,14 @@ All of them keep the shared ridge statistic (``V_t = reg I + sum_s x_s x_s^T``, 
 estimate, a square root of ``V_t^{-1}``) and perturb it in closed form, with fixed-shape states:
 no gradient steps and no growing history (LinPHE's optional buffer has a fixed capacity):
 
-* ``lin-es`` (:class:`LinES`, Lee & Oh 2024, seed-003 Algorithm 1): m members
+* ``lin-es`` (:class:`LinES`, Lee & Oh 2024, Alg. 1): m members
   ``theta^j = V_t^{-1} (W^j + sum_s x_s (y_s + Z_s^j))``, kept as the columns of an ensemble
   factor (:mod:`jaxbandits.linalg.ensemble`) and updated together in O(d^2 + m d).
-* ``ensemble-sampling`` (:class:`EnsembleSampling`, Lu & Van Roy 2017, seed-001 section 2.5a) and
-  ``rrls`` (:class:`RRLS`, seed-001 section 2.6): the same estimator in Bayesian form.
-* ``lin-phe`` (:class:`LinPHE`, seed-003 Algorithm 2): the same estimator with ``W`` and every
+* ``ensemble-sampling`` (:class:`EnsembleSampling`, Lu & Van Roy 2017, Li et al. 2024, App. A.5) and
+  ``rrls`` (:class:`RRLS`, Li et al. 2024, App. A.4, Alg. 2): the same estimator in Bayesian form.
+* ``lin-phe`` (:class:`LinPHE`, Lee & Oh 2024, Alg. 2): the same estimator with ``W`` and every
   ``Z`` redrawn each round.
-* ``ensemble-pp`` (:class:`EnsemblePlusPlus`, Li et al., seed-001 section 2.2): the sample
+* ``ensemble-pp`` (:class:`EnsemblePlusPlus`, Li et al. 2024, Sec. 3.1, Eqs. 2-4): the sample
   ``mu_t + beta A_t zeta`` from a shared factor ``A_t`` updated in Kalman form.
 
 **Shared perturbation table.** ``lin-es`` (and its Bayesian forms) and ``lin-phe`` read their
@@ -25,13 +25,18 @@ actions with the same estimates (Lee & Oh, Proposition 2), pathwise.
 
 from __future__ import annotations
 
-import math
-
 import jax
 import jax.numpy as jnp
 from flax import struct
 
 from jaxbandits.agents.linear import oful_radius
+from jaxbandits.agents.member_ensemble import (
+    LinESState,
+    _MemberEnsemble,
+    member_prior_noise,
+    member_reward_noise,
+    theory_perturb_std,
+)
 from jaxbandits.agents.select import (
     LinearScores,
     action_weights,
@@ -85,129 +90,16 @@ SELECTIONS: tuple[str, ...] = ("uniform", "round_robin")
 INFLATIONS: tuple[str, ...] = ("none", "theory")
 
 
-# ------------------------------------------------------------------------------------------------
-# The shared perturbation table of lin-es and lin-phe.
-
-
-def member_prior_noise(key: jax.Array, member: jax.Array | int, dim: int) -> jax.Array:
-    """Member ``j``'s standard-normal initial perturbation ``xi^j`` ``(d,)`` (``W^j`` unscaled)."""
-    key = jax.random.fold_in(jax.random.fold_in(key, 0), member)
-    return jax.random.normal(key, (dim,), float_dtype())
-
-
-def member_reward_noise(
-    key: jax.Array, member: jax.Array | int, step: jax.Array | int
-) -> jax.Array:
-    """Member ``j``'s standard-normal reward perturbation of observation ``s`` (0-based), ``()``."""
-    key = jax.random.fold_in(jax.random.fold_in(jax.random.fold_in(key, 1), member), step)
-    return jax.random.normal(key, (), float_dtype())
-
-
-def theory_perturb_std(
-    dim: int,
-    horizon: int,
-    noise_std: float,
-    reg: float = 1.0,
-    delta: float = 0.05,
-    param_bound: float = 1.0,
-) -> float:
-    """Lee & Oh's theoretical calibration ``sigma_R = beta_T(delta)`` (seed-003 section 2.4).
-
-    ``beta_T = sigma sqrt(d log(1 + T / (d lambda)) + 2 log(1/delta)) + sqrt(lambda) S``, with
-    ``sigma`` = ``noise_std`` and ``S`` = ``param_bound``. It over-explores heavily in practice;
-    the practical calibration is ``sigma_R = noise_std`` (Lu & Van Roy).
-
-    Example::
-
-        agent = jb.make_agent("lin-es", perturb_std=theory_perturb_std(20, 10_000, 0.5))
-    """
-    log_term = dim * math.log1p(horizon / (dim * reg)) + 2.0 * math.log(1.0 / delta)
-    return noise_std * math.sqrt(log_term) + math.sqrt(reg) * param_bound
-
-
-# ------------------------------------------------------------------------------------------------
-# Linear ensemble sampling (Lee & Oh; Lu & Van Roy; RRLS).
-
-
-class LinESState(struct.PyTreeNode):
-    """State of a linear ensemble-sampling agent.
-
-    Attributes:
-      ensemble: the ridge statistic and the ``(d, m)`` factor whose column ``j`` is member
-        ``j``'s offset ``theta^j - mu_t = V_t^{-1} (W^j + sum_s x_s Z_s^j)``.
-      noise_key: the key of the perturbation table (:func:`member_prior_noise`,
-        :func:`member_reward_noise`).
-    """
-
-    ensemble: EnsembleState
-    noise_key: jax.Array
-
-
-class _MemberEnsemble(LinearScores, Agent):
-    """Plumbing shared by the ensemble-sampling agents; subclasses map their fields to the math.
-
-    Member ``j`` is ridge regression towards ``W^j / reg`` on the rewards ``y_s + Z_s^j`` with
-    ``W^j = sqrt(reg) * init_std * xi^j`` and ``Z_s^j = perturb_std * N(0, 1)``.
-    """
-
-    reg_is_prior = True
-    relaxed_updates = True
-
-    def _num_members(self) -> int:
-        raise NotImplementedError
-
-    def _perturb_std(self) -> jax.Array:
-        """sigma_R, the standard deviation of the reward perturbations."""
-        raise NotImplementedError
-
-    def _init_std(self) -> jax.Array:
-        """The std of ``W^j / sqrt(reg)`` (0 for no initial perturbation)."""
-        raise NotImplementedError
-
-    def _select(self, state: LinESState, key: jax.Array) -> jax.Array:
-        return jax.random.randint(key, (), 0, self._num_members())
-
-    def init(self, key: jax.Array, spec: Spec) -> LinESState:
-        members = jnp.arange(self._num_members())
-        xi = jax.vmap(lambda j: member_prior_noise(key, j, spec.dim))(members)  # (m, d)
-        # theta_0^j - mu_0 = W^j / reg = init_std * xi^j / sqrt(reg)
-        factor = (self._init_std() / jnp.sqrt(jnp.asarray(self.reg, xi.dtype))) * xi.T
-        return LinESState(ensemble=ensemble_init(factor, self.reg), noise_key=key)
-
-    def estimate(self, state: LinESState, member: jax.Array) -> jax.Array:
-        """Member ``j``'s estimate ``theta^j = mu_t + A_t e_j``, shape ``(d,)``."""
-        return state.ensemble.ridge.mean + state.ensemble.factor[:, member]
-
-    def parameter(self, state: LinESState, key: jax.Array, context: Context) -> jax.Array:
-        return self.estimate(state, self._select(state, key))
-
-    def update(
-        self,
-        state: LinESState,
-        key: jax.Array,
-        context: Context,
-        action: jax.Array,
-        feedback: Feedback,
-    ) -> LinESState:
-        step = state.ensemble.ridge.count
-        members = jnp.arange(self._num_members())
-        noise = jax.vmap(lambda j: member_reward_noise(state.noise_key, j, step))(members)
-        targets = self._perturb_std() * noise
-        x = chosen_features(context, action)
-        ensemble = ensemble_update(state.ensemble, x, feedback.reward, targets)
-        return state.replace(ensemble=ensemble)
-
-
 @register_agent
 class LinES(_MemberEnsemble):
-    """Linear ensemble sampling of Lee & Oh (NeurIPS 2024), seed-003 Algorithm 1.
+    """Linear ensemble sampling, Lee & Oh 2024, Alg. 1.
 
     Member ``j`` of ``m`` = ``ensemble_size``::
 
         theta_t^j = argmin reg ||theta - W^j / reg||^2 + sum_{s<=t} (x_s^T theta - y_s - Z_s^j)^2
                   = V_t^{-1} (W^j + sum_s x_s (y_s + Z_s^j)),  V_t = reg I + sum_s x_s x_s^T
 
-    with ``W^j ~ N(0, reg (prior_scale sigma_R)^2 I)`` (seed-003 A2; off with
+    with ``W^j ~ N(0, reg (prior_scale sigma_R)^2 I)`` (Lee & Oh 2024, Eq. 6; off with
     ``init_perturbation=False``) and ``Z_s^j ~ N(0, sigma_R^2)``, sigma_R = ``perturb_std``, drawn
     once and never redrawn. Round t plays ``argmax_x <x, theta_{t-1}^{j_t}>`` (or the unit vector
     on a compact set) with ``j_t`` uniform (Theorem 1) or round-robin ``t mod m`` (with ``m = T``
@@ -216,10 +108,10 @@ class LinES(_MemberEnsemble):
 
     Defaults: ``reg = 1`` (the theory needs ``lambda >= 1``), the practical calibration
     ``perturb_std = 0.5`` (= the ``linear`` environment's noise std; Lee & Oh's theory uses
-    ``beta_T``, see :func:`theory_perturb_std`) and seed-000's ``m = 25``. The anytime-ensemble
-    paper's Lin-ES (seed-000 section 2.2: no initial perturbation, ``sigma_R = 0.1``) is
-    ``jb.make_agent("lin-es", init_perturbation=False, perturb_std=0.1)``; its first round is an
-    all-way tie (lowest index).
+    ``beta_T``, see :func:`theory_perturb_std`) and Sun et al. 2025's ``m = 25`` (Sec. 7.2). The
+    anytime-ensemble paper's Lin-ES (Sun et al. 2025, Sec. 7.1: no initial perturbation, ``sigma_R =
+    0.1``) is ``jb.make_agent("lin-es", init_perturbation=False, perturb_std=0.1)``; its first round
+    is an all-way tie (lowest index).
 
     Attributes:
       reg: lambda.  perturb_std: sigma_R.  ensemble_size: m (static).
@@ -233,7 +125,7 @@ class LinES(_MemberEnsemble):
 
     name = "lin-es"
     description = "linear ensemble sampling: m perturbed ridge members, one shared inverse"
-    paper = "Lee & Oh 2024 (seed-003 Alg. 1); Lin-ES of seed-000"
+    paper = "Lee & Oh 2024, Alg. 1; Lin-ES of Sun et al. 2025, Sec. 7.1"
     family = "linear"
     action_kinds = ("index", "vector")
 
@@ -265,7 +157,7 @@ class LinES(_MemberEnsemble):
 
 @register_agent
 class EnsembleSampling(_MemberEnsemble):
-    """Ensemble sampling of Lu & Van Roy (2017), linear Gaussian form (seed-001 section 2.5a).
+    """Ensemble sampling of Lu & Van Roy (2017), linear Gaussian form (Li et al. 2024, App. A.5).
 
     Each of ``M`` = ``ensemble_size`` models starts from a prior draw
     ``theta_{0,m} ~ N(0, Sigma_0)``, ``Sigma_0 = noise_std^2 / reg I``, and absorbs every
@@ -275,14 +167,14 @@ class EnsembleSampling(_MemberEnsemble):
                     = theta_{t-1,m} + k_t (y_t + W_{t,m} - x_t^T theta_{t-1,m})   (Kalman form)
 
     and round t acts greedily on a uniformly drawn model. This is :class:`LinES` with
-    ``perturb_std = noise_std`` and ``prior_scale = 1`` (seed-003 section 2.6.4), and shares its
+    ``perturb_std = noise_std`` and ``prior_scale = 1`` (Lee & Oh 2024, Sec. 6), and shares its
     code and perturbation table. Defaults are Ensemble++'s linear experiments: ``Sigma_0 = 10 I``,
     ``sigma = 1`` (``reg = 0.1``) and ``M = 8``.
     """
 
     name = "ensemble-sampling"
     description = "Lu & Van Roy's ensemble sampling: M perturbed Bayesian ridge models"
-    paper = "Lu & Van Roy 2017 (seed-001 section 2.5a)"
+    paper = "Lu & Van Roy 2017 (Li et al. 2024, App. A.5)"
     family = "linear"
     action_kinds = ("index", "vector")
 
@@ -302,7 +194,7 @@ class EnsembleSampling(_MemberEnsemble):
 
 @register_agent
 class RRLS(_MemberEnsemble):
-    """Randomised recursive least squares (seed-001 section 2.6, Algorithm 2): ES with M = 1.
+    """Randomised recursive least squares (Li et al. 2024, App. A.4, Alg. 2): ES with M = 1.
 
     ``theta_0 ~ N(0, noise_std^2 / reg I)``; play ``argmax_x <x, theta_{t-1}>``; then
     ``theta_t = theta_{t-1} + k_t (y_t + noise_std Z_t - x_t^T theta_{t-1})``, ``Z_t ~ N(0, 1)``.
@@ -312,7 +204,7 @@ class RRLS(_MemberEnsemble):
 
     name = "rrls"
     description = "randomised recursive least squares (one perturbed ridge model)"
-    paper = "seed-001 section 2.6 (Ensemble++ background)"
+    paper = "Li et al. 2024, App. A.4, Alg. 2"
     family = "linear"
     action_kinds = ("index", "vector")
 
@@ -359,7 +251,7 @@ class LinPHEState(struct.PyTreeNode):
 
 @register_agent
 class LinPHE(LinearScores, Agent):
-    """Generalised linear perturbed-history exploration, seed-003 Algorithm 2 (Lee & Oh 2024).
+    """Generalised linear perturbed-history exploration, Lee & Oh 2024, Alg. 2.
 
     Every round redraws the whole perturbation::
 
@@ -381,8 +273,8 @@ class LinPHE(LinearScores, Agent):
       observation keeps its place in ``V`` and ``mu`` and its perturbation is drawn once at
       eviction and then frozen (an ensemble-sampling approximation of the old data).
 
-    Gaussian LinPHE equals LinTS with ``theta ~ N(mu, sigma_R^2 V^{-1})`` in law (seed-003
-    section 2.6.1). Defaults as :class:`LinES` (``reg = 1``, ``perturb_std = 0.5``).
+    Gaussian LinPHE equals LinTS with ``theta ~ N(mu, sigma_R^2 V^{-1})`` in law (Lee & Oh 2024,
+    Sec. 6). Defaults as :class:`LinES` (``reg = 1``, ``perturb_std = 0.5``).
     """
 
     reg_is_prior = True
@@ -391,7 +283,7 @@ class LinPHE(LinearScores, Agent):
 
     name = "lin-phe"
     description = "generalised LinPHE: ridge on freshly perturbed history every round"
-    paper = "Lee & Oh 2024 (seed-003 Alg. 2); Kveton et al. 2019"
+    paper = "Lee & Oh 2024, Alg. 2; Kveton et al. 2019"
     family = "linear"
     action_kinds = ("index", "vector")
 
@@ -467,7 +359,7 @@ class LinPHE(LinearScores, Agent):
 
 @register_agent
 class EnsemblePlusPlus(LinearScores, Agent):
-    """Linear Ensemble++ sampling (Li, Xu, Wang & Luo), seed-001 section 2.2, Eqs. 2-4.
+    """Linear Ensemble++ sampling (Li et al. 2024, Sec. 3.1, Eqs. 2-4).
 
     A shared factor ``A_t`` ``(d, M)`` tracks the posterior covariance, ``A_t A_t^T ~ Sigma_t``::
 
@@ -503,7 +395,7 @@ class EnsemblePlusPlus(LinearScores, Agent):
 
     name = "ensemble-pp"
     description = "linear Ensemble++: shared factor A, sample mu + A zeta (Kalman-form update)"
-    paper = "Li et al. 2024, Ensemble++ (seed-001 section 2.2)"
+    paper = "Li et al. 2024, Sec. 3.1, Eqs. 2-4"
     family = "linear"
     action_kinds = ("index", "vector")
 

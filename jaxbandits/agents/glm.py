@@ -1,31 +1,32 @@
-"""GLM bandits: GLM-ES (seed-000) and the GLM baselines of seeds 000 and 002.
+"""GLM bandits: GLM-ES (Sun et al. 2025) and the GLM baselines of Sun et al. 2025 and Bae & Lee
+2025.
 
 All of them fit the regularised GLM loss of :mod:`jaxbandits.linalg.glm` (``mu = sigmoid`` by
 default) on fixed-shape data:
 
 * with a fixed arm set (``spec.fixed_arms``, ``buffer_size=None``), **per-arm statistics**: pull
-  counts ``n_k`` and reward sums ``s_k`` -- exact, O(K d) per gradient whatever t (seed-000
-  section 2.0);
+  counts ``n_k`` and reward sums ``s_k`` -- exact, O(K d) per gradient whatever t;
 * with changing contexts, a **ring buffer** of the last B observations and a validity mask
   (exact while ``t <= B``, a sliding window afterwards): ``buffer_size=B``, or by itself with
   ``buffer_size=None`` a buffer of ``AUTO_BUFFER`` = 2,000 rows (``make_agent(name, env=env,
   horizon=T)`` sizes it to ``min(T, 2000)``).
 
 and share two solvers (static ``solver``): ``"gd"``, ``num_grad_steps`` warm-started gradient
-steps of ``learning_rate`` on the mean-normalised loss (seed-000 A3; ``loss_reduction="sum"`` is
-the literal sum-loss reading), and ``"newton"``, damped Newton to round-off (at most
-``newton_steps`` steps; the exact argmin). The seed-000 agents warm up with ``warmup`` pulls of
-the rounded G-optimal design (:mod:`jaxbandits.linalg.design`, seed-000 Algorithms 2-3): the
-design is solved on the first round, and each warm-up round pulls an arm with probability
-proportional to its remaining count, which plays a uniformly random permutation of the rounded
-multiset (A17). The fit starts once the warm-up is over, from 0 (A4).
+steps of ``learning_rate`` on the mean-normalised loss (Sun et al. 2025, Sec. 7.2's "100 GD steps of
+0.01" diverge on the sum loss; ``loss_reduction="sum"`` is the literal sum-loss reading), and
+``"newton"``, damped Newton to round-off (at most ``newton_steps`` steps; the exact argmin). The
+agents of Sun et al. 2025 warm up with ``warmup`` pulls of the rounded G-optimal design
+(:mod:`jaxbandits.linalg.design`, Sun et al. 2025, Algs. 2-3): the design is solved on the first
+round, and each warm-up round pulls an arm with probability proportional to its remaining count,
+which plays a uniformly random permutation of the rounded multiset (the paper leaves the order
+open). The fit starts once the warm-up is over, from 0, and is warm-started afterwards (Sec. 4.1).
 
 * ``glm-es`` (:class:`GLMES`): m members, each the GLM fit on its own perturbed history
-  ``(x_l, y_l + Z_l^j)``, ``Z_l^j`` drawn once per (member, data point) (seed-000 Algorithm 1).
+  ``(x_l, y_l + Z_l^j)``, ``Z_l^j`` drawn once per (member, data point) (Sun et al. 2025, Alg. 1).
 * ``ucb-glm`` (:class:`UCBGLM`, Li et al. 2017): ``argmax x^T theta + alpha ||x||_{V^{-1}}``.
 * ``glm-tsl`` (:class:`GLMTSL`, Kveton et al. 2020): ``theta ~ N(theta_MLE, a^2 H^{-1})``.
 * ``logistic-ucb-1`` (:class:`LogisticUCB1`, Faury et al. 2020) and ``ada-ofu-ecolog``
-  (:class:`AdaOFUECOLog`, Faury et al. 2022), as seed-002 runs them (sections 3.3-3.4):
+  (:class:`AdaOFUECOLog`, Faury et al. 2022), as Bae & Lee 2025 run them (Sec. 7, App. A):
   ``argmax mu(x^T theta) + nu w_t ||x||_{V^{-1}}``, trained every ``update_every`` rounds.
 
 A round in which no run trains (a warm-up round, a round between two training rounds) runs no
@@ -40,35 +41,27 @@ import jax.numpy as jnp
 from flax import struct
 
 from jaxbandits.agents.ensembles import member_reward_noise
+from jaxbandits.agents.glm_base import (
+    LOGISTIC_SLOPE_BOUND,
+    SOLVERS,
+    GLMAgent,
+)
 from jaxbandits.agents.select import chosen_features, greedy_index, num_active_members
 from jaxbandits.core import (
-    Agent,
     Context,
     Feedback,
     Spec,
-    check_choice,
-    check_nonnegative,
-    check_positive,
-    check_probability,
 )
 from jaxbandits.linalg import (
-    LINKS,
-    REDUCTIONS,
     GLMData,
     RidgeState,
-    g_optimal_design,
     glm_data_accumulate,
-    glm_data_add,
-    glm_data_for_spec,
-    glm_gd,
     glm_hessian,
-    glm_newton,
     link_mean,
     link_slope,
     ridge_init,
     ridge_update,
     ridge_widths,
-    round_design,
 )
 from jaxbandits.registry import register_agent
 
@@ -85,119 +78,6 @@ __all__ = [
     "UCBGLM",
     "UCBGLMState",
 ]
-
-SOLVERS: tuple[str, ...] = ("gd", "newton")
-LOGISTIC_SLOPE_BOUND = 0.25  # R: the Lipschitz constant of the sigmoid (seed-002 section 1)
-
-
-class GLMAgent(Agent):
-    """Plumbing shared by the GLM agents: the fit, the data and the design warm-up.
-
-    Subclasses write ``init``, ``act`` and ``update`` from :meth:`_warmup_step`, :meth:`_fit`
-    and :meth:`_data_init`.
-
-    Attributes:
-      reg: lambda, the ridge weight of the loss (``reg/2 ||theta||^2``).
-      learning_rate: the ``gd`` step size.
-      warmup: tau, the rounds of rounded G-optimal design before the fit starts (the uniform
-        design if the K arms do not span ``R^d``; with a ring buffer: tau uniformly random pulls,
-        since there is no fixed arm set to design on).
-      design_eps: epsilon of the rounding's ``r(eps)`` (used by ``enforce_min_count``).
-      link: ``"logistic"`` or ``"identity"`` (static).
-      solver: ``"gd"`` or ``"newton"`` (static).
-      num_grad_steps: gd steps per fit (static).
-      newton_steps: the most Newton steps per fit; it stops earlier at round-off (static).
-      loss_reduction: ``"mean"`` (default), ``"sum"`` or ``"mean_plus_reg"`` (static; see
-        :func:`~jaxbandits.linalg.glm_gd`).
-      enforce_min_count: the paper's line 15 of Algorithm 3, which can lengthen the warm-up
-        (static; off: the warm-up is exactly ``warmup`` rounds, seed-000 A10).
-      design_iters: the G-optimal design solver's iteration budget (static).
-      buffer_size: B for a ring buffer of the last B observations, or None (default) for the
-        agent's choice: per-arm statistics on a fixed arm set, else a ring buffer of
-        ``AUTO_BUFFER`` rows (static).
-    """
-
-    reg: float = 1.0
-    learning_rate: float = 0.01
-    warmup: int = 0
-    design_eps: float = 0.5
-    link: str = struct.field(pytree_node=False, default="logistic")
-    solver: str = struct.field(pytree_node=False, default="gd")
-    num_grad_steps: int = struct.field(pytree_node=False, default=100)
-    newton_steps: int = struct.field(pytree_node=False, default=20)
-    loss_reduction: str = struct.field(pytree_node=False, default="mean")
-    enforce_min_count: bool = struct.field(pytree_node=False, default=False)
-    design_iters: int = struct.field(pytree_node=False, default=2000)
-    buffer_size: int | None = struct.field(pytree_node=False, default=None)
-
-    def validate(self) -> None:
-        super().validate()
-        check_nonnegative(self, "warmup", integer=True)
-        check_probability(self, "design_eps")
-        check_choice(self, "link", LINKS)
-        check_choice(self, "solver", SOLVERS)
-        check_choice(self, "loss_reduction", REDUCTIONS)
-        for name in ("newton_steps", "design_iters"):
-            check_positive(self, name, integer=True)
-
-    # -- data --------------------------------------------------------------------------------
-
-    def _data_init(self, spec: Spec) -> GLMData:
-        return glm_data_for_spec(self.name, spec, self.buffer_size)
-
-    def _add(self, data: GLMData, context: Context, action, reward) -> tuple[GLMData, jax.Array]:
-        return glm_data_add(data, context.arms, action, reward, data.per_arm)
-
-    # -- fit ---------------------------------------------------------------------------------
-
-    def _fit(self, theta, data: GLMData, sums, reg, active) -> jax.Array:
-        """The solver from ``theta`` on rows ``(data.features, data.counts, sums)``; it takes
-        no step at all where ``active`` is False."""
-        if self.solver == "newton":
-            steps = jnp.where(active, self.newton_steps, 0)
-            return glm_newton(theta, data.features, data.counts, sums, reg, self.link,
-                              num_steps=steps)
-        steps = jnp.where(active, self.num_grad_steps, 0)
-        return glm_gd(theta, data.features, data.counts, sums, reg, self.link,
-                      learning_rate=self.learning_rate, num_steps=steps,
-                      reduction=self.loss_reduction)
-
-    # -- warm-up -----------------------------------------------------------------------------
-
-    def _warmup_step(self, remaining, data, key, arms):
-        """One warm-up decision: ``(in_warmup, arm, remaining)``.
-
-        Per-arm mode: on the first round (``num_obs == 0``) solve the G-optimal design on
-        ``arms`` ``(K, d)`` (the uniform design if the arms do not span ``R^d``) and round it to
-        ``warmup`` pulls; while pulls remain, pull arm k with probability
-        ``remaining_k / sum(remaining)``. The design solve is a loop whose budget is 0 on every
-        other round, so it runs once per run (and once per anytime epoch).
-        Buffer mode: uniformly random pulls while ``num_obs < warmup``.
-        """
-        num_arms, dim = arms.shape
-        if not data.per_arm:
-            arm = jax.random.randint(key, (), 0, num_arms, jnp.int32)
-            return data.num_obs < self.warmup, arm, remaining
-        first = data.num_obs == 0
-        weights = g_optimal_design(arms, num_iters=jnp.where(first, self.design_iters, 0))
-        # arms that do not span R^d (K < d) have no G-optimal design: use the uniform one
-        weights = jnp.where(jnp.all(jnp.isfinite(weights)), weights, 1.0 / num_arms)
-        counts = round_design(weights, jnp.where(first, self.warmup, 0),
-                              enforce_min_count=self.enforce_min_count, dim=dim,
-                              eps=self.design_eps)
-        remaining = jnp.where(first, counts, remaining)
-        in_warmup = jnp.sum(remaining) > 0
-        logits = jnp.log(remaining.astype(arms.dtype))  # -inf for arms with no pulls left
-        arm = jax.random.categorical(key, logits).astype(jnp.int32)
-        pull = jax.nn.one_hot(arm, num_arms, dtype=jnp.int32)
-        return in_warmup, arm, remaining - jnp.where(in_warmup, pull, 0)
-
-    def _warm(self, remaining, data: GLMData) -> jax.Array:
-        """Whether the warm-up is over with ``data`` in (fit from now on)."""
-        if data.per_arm:
-            return jnp.sum(remaining) == 0
-        return data.num_obs >= self.warmup
-
 
 # ------------------------------------------------------------------------------------------------
 # GLM-ES.
@@ -225,7 +105,7 @@ class GLMESState(struct.PyTreeNode):
 
 @register_agent
 class GLMES(GLMAgent):
-    """GLM ensemble sampling (Sun, Wang & Xu; seed-000 Algorithm 1 with the GLM loss, eq. 4.2).
+    """GLM ensemble sampling (Sun et al. 2025, Alg. 1 with the GLM loss, Sec. 4.2).
 
     After ``tau`` = ``warmup`` rounds of the rounded G-optimal design, member ``j`` of
     ``m`` = ``ensemble_size`` is the regularised MLE on its perturbed history::
@@ -234,14 +114,15 @@ class GLMES(GLMAgent):
                                   - sum_{l<=t} [(Y_l + Z_l^j) X_l^T theta - b(X_l^T theta)]
 
     with ``Z_l^j ~ N(0, sigma_R^2)``, sigma_R = ``perturb_std``, drawn once when ``(X_l, Y_l)``
-    arrives (the warm-up data are perturbed too, A5) and never redrawn. Round t plays
+    arrives (the warm-up data are perturbed too, as in the proofs of App. A) and never redrawn.
+    Round t plays
     ``argmax_k x_k^T theta_{t-1}^{j_t}`` with ``j_t`` uniform over the first ``active_members``
     members (all when 0). With per-arm statistics the data enter only through ``n_k`` and
     ``s_k^j = sum_{l: a_l = k} (Y_l + Z_l^j)``, so a round costs O(m J K d) (``gd``) or
     O(m iters (K d^2 + d^3)) (``newton``), flat in t.
 
-    Defaults are the paper's E-LOG setting (section 7.2): ``m = 10``, ``sigma_R = 0.1``,
-    ``lambda = 1``, ``tau = 500``, 100 gd steps of 0.01 (on the mean loss, warm-started; A3).
+    Defaults are the paper's logistic-bandit setting (Sec. 7.2): ``m = 10``, ``sigma_R = 0.1``,
+    ``lambda = 1``, ``tau = 500``, 100 gd steps of 0.01 (on the mean loss, warm-started).
     With the identity link and ``solver="newton"`` this is Lin-ES without initial perturbation
     (``lin-es`` with ``init_perturbation=False``), pathwise, given the same init key.
 
@@ -258,7 +139,7 @@ class GLMES(GLMAgent):
 
     name = "glm-es"
     description = "GLM ensemble sampling: m perturbed-history logistic MLEs, G-optimal warm-up"
-    paper = "Sun, Wang & Xu (seed-000 Alg. 1-3, section 4.2)"
+    paper = "Sun et al. 2025, Algs. 1-3, Sec. 4.2"
     family = "glm"
     action_kinds = ("index",)
 
@@ -311,7 +192,7 @@ class GLMES(GLMAgent):
 
 
 # ------------------------------------------------------------------------------------------------
-# UCB-GLM and GLM-TSL (the GLM baselines seed-000 section 2.8 infers).
+# UCB-GLM and GLM-TSL (the GLM baselines Sun et al. 2025, Sec. 7.2 infers).
 
 
 class UCBGLMState(struct.PyTreeNode):
@@ -331,7 +212,8 @@ class UCBGLMState(struct.PyTreeNode):
 
 @register_agent
 class UCBGLM(GLMAgent):
-    """UCB-GLM (Li, Lu & Zhou 2017), the GLM optimism baseline of seed-000 (section 2.8 [I]).
+    """UCB-GLM (Li, Lu & Zhou 2017), a GLM baseline for Sun et al. 2025 (Sec. 7.2; the paper does
+    not name its GLM baselines).
 
     After ``warmup`` design rounds, ``theta_t`` is the regularised MLE (either solver) and::
 
@@ -339,13 +221,13 @@ class UCBGLM(GLMAgent):
 
     with ``alpha`` = ``explore_scale`` (tuned in practice; the theory value is
     ``(sigma / kappa) sqrt(d/2 log(1 + 2t/d) + log 1/delta)``). Defaults: ``lambda = 1``, the
-    group's harness warm-up ``tau = 30`` (it pulls uniformly; here the rounded design, as GLM-ES
-    -- seed-000 A16 runs the baselines with GLM-ES's own warm-up, ``warmup=500``).
+    authors' group's harness (devzhk/LMCTS) warm-up ``tau = 30`` (it pulls uniformly; here the
+    rounded design, as GLM-ES; ``warmup=500`` runs the baselines with GLM-ES's own warm-up).
     """
 
     name = "ucb-glm"
     description = "UCB-GLM: regularised MLE plus alpha ||x||_{V^-1} (warm-up as GLM-ES)"
-    paper = "Li et al. 2017; GLM baseline of seed-000 (section 2.8)"
+    paper = "Li et al. 2017; baseline of Sun et al. 2025, Sec. 7.2"
     family = "glm"
     action_kinds = ("index",)
 
@@ -388,7 +270,7 @@ class GLMTSLState(struct.PyTreeNode):
 
 @register_agent
 class GLMTSL(GLMAgent):
-    """GLM-TSL (Kveton et al. 2020b): Thompson sampling from the Laplace approximation.
+    """GLM-TSL (Kveton et al. 2020): Thompson sampling from the Laplace approximation.
 
     After ``warmup`` design rounds, with ``theta_bar`` the regularised MLE and
     ``H_bar = reg I + sum_l mu'(X_l^T theta_bar) X_l X_l^T`` its Hessian::
@@ -396,13 +278,14 @@ class GLMTSL(GLMAgent):
         theta~ ~ N(theta_bar, a^2 H_bar^{-1});   a_t = argmax_k x_k^T theta~
 
     ``a`` = ``explore_scale``. The sample is ``theta_bar + a L^{-T} z`` with ``H_bar = L L^T``
-    (O(K d^2 + d^3) per round). The group's harness uses ``tau = 30`` and ``a = 0.01`` [I]; the
-    default ``a = 0.5`` suits seed-000's E-LOG noise (seed-000 A16: tune over a small grid).
+    (O(K d^2 + d^3) per round). The authors' group's harness (devzhk/LMCTS) uses ``tau = 30`` and
+    ``a = 0.01``; the default ``a = 0.5`` suits the noise of Sun et al. 2025's logistic bandit (Sec.
+    7.1; tune over a small grid).
     """
 
     name = "glm-tsl"
     description = "GLM-TSL: Thompson sampling from the Laplace posterior N(MLE, a^2 H^-1)"
-    paper = "Kveton et al. 2020b; GLM baseline of seed-000 (section 2.8)"
+    paper = "Kveton et al. 2020; baseline of Sun et al. 2025, Sec. 7.2"
     family = "glm"
     action_kinds = ("index",)
 
@@ -438,7 +321,7 @@ class GLMTSL(GLMAgent):
 
 
 # ------------------------------------------------------------------------------------------------
-# Logistic-UCB-1 and ada-OFU-ECOLog as seed-002 runs them (sections 3.1-3.4).
+# Logistic-UCB-1 and ada-OFU-ECOLog as Bae & Lee 2025 run them (Sec. 7, App. A).
 
 
 class LogisticUCBState(struct.PyTreeNode):
@@ -461,16 +344,18 @@ class LogisticUCBState(struct.PyTreeNode):
 
 
 class _FauryUCB(GLMAgent):
-    """Shared plumbing of seed-002's streamlined linear logistic UCBs (section 3.2's template).
+    """Shared plumbing of the streamlined linear logistic UCBs that Bae & Lee 2025 compare with
+    (Sec. 7).
 
     ``index_k = mu(x_k^T theta) + nu w_t ||x_k||_{A^{-1}}``, ``nu`` = ``explore_scale``; theta
     is trained every ``update_every`` rounds by ``num_grad_steps`` warm-started gd steps on
     ``sum_i BCE(r_i, x_i^T theta) + reg ||theta||^2`` with step ``learning_rate / n`` (the
-    ``"mean"`` reduction, seed-002 A10) and no projection. Subclasses give ``A`` and ``w_t``.
+    ``"mean"`` reduction: the paper's step 0.01 on the sum diverges) and no projection. Subclasses
+    give ``A`` and ``w_t``.
 
     ``nu`` is grid-searched over {0.01, 0.1, 1, 10, 100} in the paper; the default 0.01 is the
-    best of that grid on a small E-LOG (d = 5, K = 10; ``nu = 1`` there explores uniformly for
-    the first thousand rounds, as ``w_t`` is about 20).
+    best of that grid on a small ``logistic`` bandit (d = 5, K = 10; ``nu = 1`` there explores
+    uniformly for the first thousand rounds, as ``w_t`` is about 20).
     """
 
     explore_scale: float = 0.01
@@ -533,7 +418,8 @@ class _FauryUCB(GLMAgent):
 
 @register_agent
 class LogisticUCB1(_FauryUCB):
-    """Logistic-UCB-1 (Faury, Abeille, Calauzenes & Fercoq 2020) as seed-002 runs it (3.3).
+    """Logistic-UCB-1 (Faury, Abeille, Calauzenes & Fercoq 2020) as Bae & Lee 2025 run it (Sec. 7,
+    baseline (2)).
 
     ::
 
@@ -550,7 +436,7 @@ class LogisticUCB1(_FauryUCB):
 
     name = "logistic-ucb-1"
     description = "Logistic-UCB-1 (streamlined: MLE by gd, V = kappa lambda I + sum x x^T)"
-    paper = "Faury et al. 2020; baseline (2) of seed-002 (section 3.3)"
+    paper = "Faury et al. 2020; baseline of Bae & Lee 2025, Sec. 7"
     family = "glm"
     action_kinds = ("index",)
 
@@ -569,7 +455,8 @@ class LogisticUCB1(_FauryUCB):
 
 @register_agent
 class AdaOFUECOLog(_FauryUCB):
-    """ada-OFU-ECOLog (Faury, Abeille, Jun & Calauzenes 2022) as seed-002 runs it (3.3).
+    """ada-OFU-ECOLog (Faury, Abeille, Jun & Calauzenes 2022) as Bae & Lee 2025 run it (Sec. 7,
+    baseline (3)).
 
     ::
 
@@ -579,13 +466,13 @@ class AdaOFUECOLog(_FauryUCB):
 
     where ``theta_s`` is the estimate right after round s's (possible) update, and ``d~_t`` as
     in :class:`LogisticUCB1`. No ``kappa`` anywhere: its actions do not change with ``kappa``
-    (seed-002 acceptance check 9). Streamlined as in the paper: the full regularised log-loss by
+    (tested). Streamlined as in the paper: the full regularised log-loss by
     gd (no ECOLog one-step update, no projection, no loss-difference term).
     """
 
     name = "ada-ofu-ecolog"
     description = "ada-OFU-ECOLog (streamlined: MLE by gd, variance-weighted V~)"
-    paper = "Faury et al. 2022; baseline (3) of seed-002 (section 3.3)"
+    paper = "Faury et al. 2022; baseline of Bae & Lee 2025, Sec. 7"
     family = "glm"
     action_kinds = ("index",)
 

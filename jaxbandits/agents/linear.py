@@ -13,7 +13,7 @@ import jax.numpy as jnp
 from flax import struct
 
 from jaxbandits.agents.select import LinearScores, chosen_features, greedy_index, uniform_action
-from jaxbandits.core import Agent, Context, Feedback, Spec
+from jaxbandits.core import Agent, Context, Feedback, Spec, check_choice, check_nonnegative
 from jaxbandits.linalg import (
     RidgeState,
     ridge_init,
@@ -24,7 +24,11 @@ from jaxbandits.linalg import (
 )
 from jaxbandits.registry import register_agent
 
-__all__ = ["Greedy", "LinTS", "LinUCB", "LinUCBState", "RandomAgent", "RidgeAgent", "oful_radius"]
+__all__ = ["LINUCB_RADII", "Greedy", "LinTS", "LinUCB", "LinUCBState", "RandomAgent", "RidgeAgent",
+           "oful_radius"]
+
+#: LinUCB's confidence radius: the OFUL ``beta_t`` or Li et al. (2010)'s constant ``alpha``.
+LINUCB_RADII: tuple[str, ...] = ("oful", "constant")
 
 
 @register_agent
@@ -34,7 +38,7 @@ class RandomAgent(Agent):
 
     name = "random"
     description = "uniformly random arm (the reference every agent must beat)"
-    paper = "baseline"
+    paper = "—"
     family = "baseline"
     action_kinds = ("index", "pair", "vector")
     input_kinds = ("arms", "tokens")
@@ -84,7 +88,7 @@ class Greedy(LinearScores, RidgeAgent):
 
     name = "greedy"
     description = "ridge regression, always exploit"
-    paper = "baseline (seed-001 section 2.12)"
+    paper = "the Greedy baseline of Li et al. 2024, Sec. 5.2"
     family = "linear"
     action_kinds = ("index", "vector")
 
@@ -125,7 +129,12 @@ class LinUCB(RidgeAgent):
     ``beta_t`` is the OFUL radius (:func:`oful_radius`) with confidence ``1 - delta`` and
     parameter-norm bound ``param_bound``; ``explore_scale`` tunes it (the papers tune it over a
     small grid). The width is the square-rooted norm (the anytime paper's harness omits the root,
-    a quirk noted in seed-000 section 2.8).
+    a quirk noted in Sun et al. 2025, Sec. 7.2).
+
+    ``radius="constant"`` replaces ``beta_t`` by the constant ``alpha``: Li et al. (2010)'s
+    LinUCB, ``x_k^T mean_t + explore_scale * alpha * ||x_k||_{V_t^{-1}}`` (MABWiser's and OBP's
+    ``alpha``, with ``explore_scale = 1``; ``noise_std``, ``delta`` and ``param_bound`` are then
+    unused). For one ridge model per arm see ``disjoint-lin-ucb``.
 
     Cost per round: on a fixed arm set (``spec.fixed_arms``) the state is a
     :class:`LinUCBState` whose squared widths are downdated by Sherman-Morrison,
@@ -136,12 +145,19 @@ class LinUCB(RidgeAgent):
 
     name = "lin-ucb"
     description = "optimism with the OFUL confidence width (tunable scale)"
-    paper = "Abbasi-Yadkori et al. 2011; baseline in seed-000/003"
+    paper = "Abbasi-Yadkori et al. 2011; baseline of Sun et al. 2025, Sec. 7.2"
     family = "linear"
     action_kinds = ("index",)
 
     delta: float = 0.01
     param_bound: float = 1.0
+    radius: str = struct.field(pytree_node=False, default="oful")
+    alpha: float = 1.0
+
+    def validate(self) -> None:
+        super().validate()
+        check_choice(self, "radius", LINUCB_RADII)
+        check_nonnegative(self, "alpha")
 
     def init(self, key: jax.Array, spec: Spec) -> RidgeState | LinUCBState:
         ridge = ridge_init(spec.dim, self.reg)
@@ -157,7 +173,10 @@ class LinUCB(RidgeAgent):
             ridge, widths = state.ridge, jnp.sqrt(self._sq_widths(state, arms))
         else:
             ridge, widths = state, ridge_widths(state, arms)
-        radius = oful_radius(ridge, self.reg, self.noise_std, self.delta, self.param_bound)
+        if self.radius == "constant":
+            radius = self.alpha
+        else:
+            radius = oful_radius(ridge, self.reg, self.noise_std, self.delta, self.param_bound)
         return arms @ ridge.mean + self.explore_scale * radius * widths
 
     def act(self, state: RidgeState | LinUCBState, key: jax.Array, context: Context):
@@ -205,7 +224,7 @@ class LinTS(LinearScores, RidgeAgent):
 
     name = "lin-ts"
     description = "Thompson sampling from the exact Gaussian ridge posterior"
-    paper = "Agrawal & Goyal 2013; baseline in seed-000/001/003"
+    paper = "Agrawal & Goyal 2013; baseline of Li et al. 2024, Sec. 5.1"
     family = "linear"
     action_kinds = ("index", "vector")
 

@@ -1,5 +1,5 @@
 """LMC-TS: Langevin Monte Carlo Thompson sampling (Xu et al. 2022), as the Ensemble++ paper ran it
-(seed-001 section 2.13, corrected by section 7; the official ``devzhk/LMCTS`` code).
+(Li et al. 2024, App. F.2; the details from the official ``devzhk/LMCTS`` code that it used).
 
 A network ``f(x; theta)`` predicts the reward of a context-arm vector ``x`` ``(d,)``. Every round
 the agent
@@ -23,8 +23,8 @@ The decay clock (``lr_decay_clock``): ``"round"`` (default) is the official code
 ``LMCTS.step`` counts ``update_model`` calls, one per round, so ``lr = lr_0 / t`` is set at the
 start of rounds t = 20, 40, ... and used by all of that round's steps. ``"step"`` counts the
 optimiser's Langevin steps across rounds instead (step k, from 1, uses ``lr_0 / (20
-floor(k / 20))``), a reading of section 7's "lr = lr_0 / step at every step that is a multiple of
-20". The state counts both (``buffer.num_obs`` and ``num_steps``).
+floor(k / 20))``), a reading of the official code's "lr = lr_0 / step at every step that is a
+multiple of 20". The state counts both (``buffer.num_obs`` and ``num_steps``).
 
 The model (official ``models/classifier.py`` ``FCN``): a backbone (``MLPBackbone`` with PyTorch's
 ``nn.Linear`` init, LeakyReLU (slope 0.01) after every hidden layer) and a **bias-free** linear
@@ -39,7 +39,7 @@ history while ``t <= buffer_size``, a sliding window of the last ``buffer_size``
 gradient is summed over the filled rows only, in blocks
 (:func:`~jaxbandits.nets.train.blocked_grad`), so a round costs O(K_t t C_f) (C_f: a forward and
 backward pass on one row), growing linearly in t up to the buffer -- the Ensemble++ paper's point
-against LMC-TS (E10, check 9) -- plus O(K C_f) to act; memory O(buffer_size d).
+against LMC-TS (App. F.2, Fig. 10) -- plus O(K C_f) to act; memory O(buffer_size d).
 
 Configurations (``preset``; the official ``devzhk/LMCTS`` YAML files, T = 10,000):
 
@@ -216,8 +216,8 @@ class LMCTSState(struct.PyTreeNode):
 
 @register_agent
 class LMCTS(Agent):
-    """LMC-TS (Xu et al. 2022; seed-001 sections 2.13 and 7): act greedily on the Langevin
-    iterate, then ``min(t, num_grad_steps)`` Langevin steps on the full-history sum loss.
+    """LMC-TS (Xu et al. 2022; Li et al. 2024, App. F.2 and the authors' code): act greedily on the
+    Langevin iterate, then ``min(t, num_grad_steps)`` Langevin steps on the full-history sum loss.
 
     Update rule (module docstring): ``theta <- theta - lr_k (grad L + weight_decay theta + temp
     xi)``, ``L = sum_s (f(x_s) - r_s)^2``, ``temp = -sqrt(2 beta_inv d log T / learning_rate)``,
@@ -252,7 +252,7 @@ class LMCTS(Agent):
 
     name = "lmc-ts"
     description = "Langevin Monte Carlo Thompson sampling on an MLP, full-history loss"
-    paper = "seed-001 (Ensemble++ baseline; Xu et al. 2022, devzhk/LMCTS)"
+    paper = "Xu et al. 2022; baseline of Li et al. 2024, App. F.2"
     family = "neural-ensemble"
     runs_per_block: ClassVar[int] = 8  # a round trains on the whole history (see simulate)
     #: the official configurations (:data:`LMCTS_PRESETS`; None: ``"quadratic"``), merged into

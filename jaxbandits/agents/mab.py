@@ -180,7 +180,7 @@ class UCB1(MABAgent):
 
     name = "ucb1"
     description = "UCB1: empirical mean plus sqrt(2 log t / T_i) (K-armed)"
-    paper = "Auer, Cesa-Bianchi & Fischer 2002; baseline of Boutilier et al. 2020"
+    paper = "Auer et al. 2002; baseline of Boutilier et al. 2020"
 
     explore_scale: float = 1.0
 
@@ -250,7 +250,7 @@ class SoftElim(SoftmaxPolicy, MABAgent):
     """SoftElim: arm i with probability ``proportional to exp(-2 T_i (max_j mu_j - mu_i)^2 /
     explore_scale)``.
 
-    Boutilier et al. (2020), "Differentiable Meta-Learning of Bandit Policies", section 5: a
+    Boutilier et al. 2020, "Differentiable Meta-Learning of Bandit Policies", Sec. 5: a
     soft elimination of arms that look worse than the empirical best by a gap the Hoeffding
     bound ``exp(-2 T_i gap^2)`` makes unlikely; ``explore_scale`` is the paper's theta, the
     parameter its gradient meta-learns (theta -> infinity: uniform play; theta -> 0: greedy
@@ -272,7 +272,7 @@ class SoftElim(SoftmaxPolicy, MABAgent):
 
     name = "soft-elim"
     description = "SoftElim: softmax of -2 T_i gap_i^2 / theta (the meta-learned policy)"
-    paper = "Boutilier et al. 2020 (differentiable meta-learning of bandit policies)"
+    paper = "Boutilier et al. 2020"
     family = "differentiable"
 
     explore_scale: float = 1.0

@@ -1,25 +1,26 @@
-"""Neural bandits on the NTK-parameterised MLP: Neural-ES (seed-000) and its baselines NeuralUCB
-and NeuralTS (seed-000 section 2.8).
+"""Neural bandits on the NTK-parameterised MLP: Neural-ES (Sun et al. 2025) and its baselines
+NeuralUCB and NeuralTS (Sun et al. 2025, Sec. 7.2).
 
 All three use the same network (:class:`~jaxbandits.nets.Network`: bias-free ReLU, ``sqrt(m)``
-output scale, the symmetric NTK init; seed-000's defaults ``L = 3``, ``m = 20``), the same
-training (:func:`~jaxbandits.nets.net_gd`: ``num_grad_steps = 100`` full-batch steps of
-``learning_rate = 0.01``, warm-started, on the mean-normalised loss (seed-000 A3) with the
-regulariser ``1/2 lambda m ||theta - theta_0||^2`` anchored at the initialisation) and the same
-warm-up (each arm once, in a random order drawn at ``init``; seed-000 section 3.3 and A17). They
-fit on fixed-shape data (:class:`~jaxbandits.linalg.GLMData`):
+output scale, the symmetric NTK init; Sun et al. 2025's defaults ``L = 3``, ``m = 20``, Sec. 7.2),
+the same training (:func:`~jaxbandits.nets.net_gd`: ``num_grad_steps = 100`` full-batch steps of
+``learning_rate = 0.01``, warm-started, on the mean-normalised loss (the paper's sum loss diverges
+at that step) with the regulariser ``1/2 lambda m ||theta - theta_0||^2`` anchored at the
+initialisation) and the same warm-up (each arm once, in a random order drawn at ``init``; Sun et al.
+2025, Sec. 7.2; the order is ours). They fit on fixed-shape data
+(:class:`~jaxbandits.linalg.GLMData`):
 
 * with a fixed arm set (``spec.fixed_arms``, ``buffer_size=None``), **per-arm statistics**: pull
   counts and reward sums, exact for the squared loss and O(K) per gradient step whatever t
-  (seed-000 section 2.0);
+  (Sun et al. 2025, Sec. 4.1);
 * with changing contexts (``buffer_size=B``, or by itself with ``buffer_size=None`` a buffer of
   ``AUTO_BUFFER`` = 2,000 rows), a **ring buffer** of the last B observations with
   a validity mask (exact while ``t <= B``, a sliding window afterwards); a training covers the
   filled rows only, in blocks (``net_gd(num_rows=...)``), so it costs O(min(t, B)).
 
 Training happens at the end of the warm-up and then every ``update_every`` observations
-(:func:`~jaxbandits.nets.training_round`; 1 in seed-000, 50 in seed-002's practical mode). The
-schedule keys on the observation count, which every run shares: the gradient-step count is a
+(:func:`~jaxbandits.nets.training_round`; 1 in Sun et al. 2025, 50 in Bae & Lee 2025's experiments).
+The schedule keys on the observation count, which every run shares: the gradient-step count is a
 loop bound that is 0 in a round without training, so under the runner's ``vmap`` such a round
 costs no step at all (no ``lax.cond`` that ``vmap`` would turn into a select of both branches).
 
@@ -31,12 +32,12 @@ costs no step at all (no ``lax.cond`` that ``vmap`` would turn into a select of 
 * ``neural-ts`` (:class:`NeuralTS`, Zhang et al. 2021): ``argmax`` of ``N(f(x; theta), nu^2
   lambda ||g / sqrt m||^2_{U^{-1}})`` drawn independently per arm.
 
-The exploration scale ``nu`` (``explore_scale``) of the baselines is not given by seed-000: it
-says to tune it over ``{1e-3, 1e-2, 1e-1, 1}`` and report the best (A16), e.g. with
+The exploration scale ``nu`` (``explore_scale``) of the baselines is not given by Sun et al. 2025;
+tune it over ``{1e-3, 1e-2, 1e-1, 1}`` and report the best, e.g. with
 ``jb.sweep(env, agent, key, {"explore_scale": [1e-3, 1e-2, 1e-1, 1.0]}, ...)`` (one
 compilation). The default ``nu = 0.01`` was the best of ``{0, 0.01, 0.1, 0.3, 1}`` for both
-baselines on E-QUAD at the paper's sizes (d = 20, K = 50; final regret at T = 1,500, mean of 4
-runs, in that order: NeuralUCB 92 / 76 / 107 / 161 / 175, NeuralTS 92 / 82 / 129 / 189 / 227,
+baselines on ``quadratic`` at the paper's sizes (d = 20, K = 50; final regret at T = 1,500, mean of
+4 runs, in that order: NeuralUCB 92 / 76 / 107 / 161 / 175, NeuralTS 92 / 82 / 129 / 189 / 227,
 uniform random 238), a pilot rather than a tuned value: tune it for the horizon at hand.
 """
 
@@ -90,13 +91,14 @@ class NeuralAgent(Agent):
       width: m, the hidden width (static; even for the symmetric init).
       depth: L, the number of weight matrices (static, >= 2).
       net_init: ``"symmetric"`` (the papers'), ``"gaussian"`` or ``"torch"`` (static).
-      double_input: feed ``[x; x] / sqrt 2`` so that ``f(x; theta_0) = 0`` (static; seed-000's
-        ``symmetrize_inputs``, off by default there, A14).
+      double_input: feed ``[x; x] / sqrt 2`` so that ``f(x; theta_0) = 0`` (static; the input
+        symmetrisation of Sun et al. 2025, Assumption C.1, off in its experiments).
       num_grad_steps: J, the gradient steps per training round (static).
       update_every: train every this many observations after the warm-up (static).
       warmup: the number of warm-up rounds, which pull the arms in a random order drawn at
         ``init`` (cycling through it if longer than K); negative (the default) means K, each
-        arm once (seed-000). A leaf, so the anytime wrapper can shorten it per epoch.
+        arm once (Sun et al. 2025, Sec. 7.2). A leaf, so the anytime wrapper can shorten it per
+        epoch.
       loss_reduction: ``"mean"`` (default), ``"sum"`` (literal) or ``"mean_plus_reg"`` (static;
         see :mod:`jaxbandits.nets.train`).
       buffer_size: B for a ring buffer of the last B observations, or None (default) for the
@@ -200,7 +202,7 @@ class NeuralESState(struct.PyTreeNode):
 
 @register_agent
 class NeuralES(NeuralAgent):
-    """Neural ensemble sampling (Sun, Wang & Xu; seed-000 Algorithm 1 with the network loss).
+    """Neural ensemble sampling (Sun et al. 2025, Alg. 1 with the network loss).
 
     After the warm-up (each arm once), member ``j`` of ``m`` = ``ensemble_size`` is the network
     fitted to its perturbed history::
@@ -209,14 +211,14 @@ class NeuralES(NeuralAgent):
                                  + 1/2 lambda m_w ||theta - theta_0||^2
 
     (``m_w`` = ``width``), by ``num_grad_steps`` warm-started GD steps of ``learning_rate`` on the
-    loss divided by ``max(n, 1)`` (A3), with ``Z_l^j ~ N(0, sigma_R^2)``, sigma_R =
-    ``perturb_std``, drawn once when ``(X_l, Y_l)`` arrives (the warm-up data too, A5) and never
-    redrawn. All members start from the same ``theta_0`` and differ only through the Z. Round
-    t plays ``argmax_k f(x_k; theta_{t-1}^{j_t})`` with ``j_t`` uniform over the first
+    loss divided by ``max(n, 1)``, with ``Z_l^j ~ N(0, sigma_R^2)``, sigma_R =
+    ``perturb_std``, drawn once when ``(X_l, Y_l)`` arrives (the warm-up data too, as in the proofs)
+    and never redrawn. All members start from the same ``theta_0`` and differ only through the Z.
+    Round t plays ``argmax_k f(x_k; theta_{t-1}^{j_t})`` with ``j_t`` uniform over the first
     ``active_members`` members (all when 0). With per-arm statistics a round costs
     O(m J K C_f), flat in t.
 
-    Defaults are the paper's (section 7.2): ``m = 10``, ``sigma_R = 0.1``, ``lambda = 1``,
+    Defaults are the paper's (Sec. 7.2): ``m = 10``, ``sigma_R = 0.1``, ``lambda = 1``,
     ``L = 3``, width 20, 100 GD steps at 0.01 every round.
 
     Attributes (beyond :class:`NeuralAgent`'s):
@@ -231,7 +233,7 @@ class NeuralES(NeuralAgent):
 
     name = "neural-es"
     description = "neural ensemble sampling: m perturbed-history networks from a shared init"
-    paper = "Sun, Wang & Xu (seed-000 Alg. 1, section 4.3)"
+    paper = "Sun et al. 2025, Alg. 1, Sec. 4.3"
     family = "neural"
     action_kinds = ("index",)
 
@@ -312,7 +314,7 @@ class NeuralUCBState(struct.PyTreeNode):
 
 @register_agent
 class NeuralUCB(NeuralAgent):
-    """NeuralUCB (Zhou, Li & Gu 2020), the neural optimism baseline of seed-000 (section 2.8)::
+    """NeuralUCB (Zhou, Li & Gu 2020), the neural optimism baseline of Sun et al. 2025 (Sec. 7.2)::
 
         a_t = argmax_k f(x_k; theta) + nu sqrt(g_k^T U^{-1} g_k / m),   g_k = grad f(x_k; theta)
         U  <- U + g_a g_a^T / m        (U_0 = lambda I; g_a the selection-time gradient)
@@ -324,7 +326,7 @@ class NeuralUCB(NeuralAgent):
 
     The reference code's diagonal rule ``sqrt(lambda nu sum g^2 / U)`` with ``U = lambda +
     sum g^2`` is this rule with its ``lambda`` read as ``lambda m`` and ``nu`` as ``nu^2``.
-    Tune ``nu`` over ``{1e-3, 1e-2, 1e-1, 1}`` (seed-000 A16).
+    Tune ``nu`` over ``{1e-3, 1e-2, 1e-1, 1}``.
 
     Example::
 
@@ -333,7 +335,7 @@ class NeuralUCB(NeuralAgent):
 
     name = "neural-ucb"
     description = "NeuralUCB: network mean plus nu ||g / sqrt m||_{U^-1} (diagonal U)"
-    paper = "Zhou, Li & Gu 2020; baseline of seed-000 (section 2.8)"
+    paper = "Zhou et al. 2020; baseline of Sun et al. 2025, Sec. 7.2"
     family = "neural"
     action_kinds = ("index",)
 
@@ -379,7 +381,7 @@ class NeuralUCB(NeuralAgent):
         feedback: Feedback,
     ) -> NeuralUCBState:
         network = self.network(context.arms.shape[-1])
-        grad = network.gradient(state.params, context.arms[action])  # selection-time (A20)
+        grad = network.gradient(state.params, context.arms[action])  # selection-time gradient
         design = design_update(state.design, grad / math.sqrt(self.width))
         data, _ = glm_data_add(state.data, context.arms, action, feedback.reward,
                                state.data.per_arm)
@@ -390,7 +392,8 @@ class NeuralUCB(NeuralAgent):
 
 @register_agent
 class NeuralTS(NeuralUCB):
-    """NeuralTS (Zhang, Zhou, Li & Gu 2021), the neural sampling baseline of seed-000 (2.8)::
+    """NeuralTS (Zhang, Zhou, Li & Gu 2021), the neural sampling baseline of Sun et al. 2025 (Sec.
+    7.2)::
 
         r_k ~ N(f(x_k; theta), nu^2 lambda g_k^T U^{-1} g_k / m)  independently per arm
         a_t = argmax_k r_k
@@ -407,7 +410,7 @@ class NeuralTS(NeuralUCB):
 
     name = "neural-ts"
     description = "NeuralTS: per-arm Gaussian draws around the network, variance from diagonal U"
-    paper = "Zhang et al. 2021; baseline of seed-000 (section 2.8)"
+    paper = "Zhang et al. 2021; baseline of Sun et al. 2025, Sec. 7.2"
     family = "neural"
     action_kinds = ("index",)
 

@@ -1,5 +1,5 @@
-"""Neural Ensemble++ and its baselines: Ensemble+, EpiNet and neural greedy (seed-001 sections
-2.8-2.12; Li, Xu, Wang & Luo, "Scalable Exploration via Ensemble++", Algorithm 1).
+"""Neural Ensemble++ and its baselines: Ensemble+, EpiNet and neural greedy (Li et al.
+2024, Sec. 3.3, Alg. 1, App. A.5, App. A.7.1).
 
 The four agents are one algorithm with different index networks
 (:class:`~jaxbandits.nets.IndexNetwork`, on any backbone) and index laws
@@ -7,7 +7,7 @@ The four agents are one algorithm with different index networks
 
 * **act**: draw a reference index ``zeta ~ P_zeta``, one for all arms, score every arm by
   ``f(x, zeta)`` (``C = 1``: the output; the classification head, ``C = 2``: ``softmax(f)_1``, or
-  the raw class-1 logit with ``ranking="logit"``, the authors' code; A9) and play the argmax;
+  the raw class-1 logit with ``ranking="logit"``, the authors' code) and play the argmax;
 * **update**: draw a perturbation ``z ~ P_z`` for the new point and push ``(x, y, z)`` into a FIFO
   ring buffer of ``buffer_size`` rows (``z`` stays with its point); once more than
   ``update_start`` points are in (the authors' ``t >= update_start``, t the 0-based round), at
@@ -38,20 +38,20 @@ round, ``G = 1`` gradient step (the paper's synthetic-task value), the 2 x 64 Re
 (:class:`~jaxbandits.nets.MLPBackbone`), and the scales ``s_prior = s_post = 0.1`` (the code's
 defaults; the paper gives none).
 
-**Presets** (A11): the authors' per-task settings, applied to every method as they did
-(``jb.make_agent("neural-ensemble-pp", preset="quadratic")``); a field left at None takes its
-preset's value, merged in by ``make_agent``, a field set explicitly wins.
+**Presets**: the authors' per-task settings (their code; the paper gives some), applied to every
+method as they did (``jb.make_agent("neural-ensemble-pp", preset="quadratic")``); a field left at
+None takes its preset's value, merged in by ``make_agent``, a field set explicitly wins.
 :data:`NEURAL_ENSEMBLE_PRESETS` lists them (G, ``update_every``, ``(s_prior, s_post)``;
 loss): ``quadratic`` 4, 1, (5, 1);
 ``neural-classification`` 1, 10, (0.1, 0.1), classification; ``neural-regression`` 10, 1,
 (0.2, 0.1); ``vector-quadratic`` (the code's ``quadratic_lmcts``) 20, 1, (5, 1); ``shuttle`` 50,
 1, (0.2, 0.1) (the paper says G = 100); ``mushroom`` 50, 1, (1, 0.1); ``hate-speech`` (the
-language-model task, section 2.9): M = 4, B = 32, ``reg`` 0.1, from 20 points one step every 10,
+language-model task, App. G.4): M = 4, B = 32, ``reg`` 0.1, from 20 points one step every 10,
 (0.2, 0.1), ``inputs="tokens"``.
 
 Cost per round: acting K backbone forwards plus ``O(K D M)``; training ``G B`` forward and
 backward passes plus ``O(G B |Xi| M)``. Nothing depends on t: the buffer, the batch and ``G`` are
-fixed (seed-001 check 9).
+fixed (Li et al. 2024, Sec. 3.3).
 """
 
 from __future__ import annotations
@@ -114,7 +114,8 @@ LOSSES: tuple[str, ...] = ("regression", "classification")
 INPUTS: tuple[str, ...] = ("arms", "tokens")
 RANKINGS: tuple[str, ...] = ("softmax", "logit")
 
-#: The authors' per-task settings (seed-001 section 2.8 and A11), for every method.
+#: The authors' per-task settings (their code; Li et al. 2024, Sec. 3.3 and App. F), for every
+# method.
 NEURAL_ENSEMBLE_PRESETS: dict[str, dict[str, Any]] = {
     "quadratic": {"num_grad_steps": 4, "prior_scale": 5.0, "posterior_scale": 1.0},
     "neural-classification": {"num_grad_steps": 1, "update_every": 10, "prior_scale": 0.1,
@@ -123,8 +124,8 @@ NEURAL_ENSEMBLE_PRESETS: dict[str, dict[str, Any]] = {
     "vector-quadratic": {"num_grad_steps": 20, "prior_scale": 5.0, "posterior_scale": 1.0},
     "shuttle": {"num_grad_steps": 50, "prior_scale": 0.2, "posterior_scale": 0.1},
     "mushroom": {"num_grad_steps": 50, "prior_scale": 1.0, "posterior_scale": 0.1},
-    # GPT-Ensemble++ (section 2.9, the authors' start_llm.sh): one post per round, an output per
-    # action, the loss on the chosen one
+    # GPT-Ensemble++ (Li et al. 2024, App. G.4; the authors' start_llm.sh): one post per round, an
+    # output per action, the loss on the chosen one
     "hate-speech": {"ensemble_size": 4, "num_index_samples": 8, "prior_scale": 0.2,
                     "posterior_scale": 0.1, "batch_size": 32, "reg": 0.1, "update_start": 20,
                     "num_grad_steps": 1, "update_every": 10, "inputs": "tokens"},
@@ -177,7 +178,8 @@ def index_loss(
     Args:
       batch: rows ``x`` ``(B, ...)`` (the network's inputs), ``y`` ``(B,)``, ``z`` ``(B, M)``
         and optionally ``a`` ``(B,)`` int32, the output each row's loss is taken on (the chosen
-        action when the network has one output per action; seed-001 2.9); output 0 without it.
+        action when the network has one output per action; Li et al. 2024, App. G.4); output 0
+        without it.
       xi: the update indices, shared ``(N, M)`` or per row ``(B, N, M)``.
       loss: ``"regression"`` (squared error against ``y + c <xi, z>``) or ``"classification"``
         (cross-entropy of the ``C = 2`` logits with the label ``y``, no ``z``).
@@ -207,7 +209,7 @@ class NeuralIndexAgent(Agent):
       learning_rate: Adam's step size (1e-4).
       reg: lambda, the coupled L2 coefficient, divided by the buffer's size (0.01).
       perturb_std: c, the perturbation scale of the targets (0.01; the paper's "symmetrized
-        slack variable beta", A3).
+        slack variable beta", Sec. 3.2).
       prior_scale, posterior_scale: ``s_prior`` and ``s_post`` (0.1 and 0.1).
       ensemble_size: M, the index dimension (8; static).
       batch_size, buffer_size: B (128) and the buffer's capacity C (10,000) (static).
@@ -217,21 +219,22 @@ class NeuralIndexAgent(Agent):
         :data:`~jaxbandits.linalg.INDEX_LAWS`; static).
       num_index_samples: indices drawn per point for a continuous ``update_index`` (16; static).
       loss: ``"regression"`` or ``"classification"`` (the two-logit head of Eq. 18).
-      ranking: how the classification head ranks arms: ``"softmax"`` (``p_1``; A9) or
+      ranking: how the classification head ranks arms: ``"softmax"`` (``p_1``, the paper's) or
         ``"logit"`` (the class-1 logit, the authors' code).
       inputs: ``"arms"`` (the network scores each arm's features, one or two outputs) or
         ``"tokens"`` (one input per round, the context's token ids, and one output per action,
-        the loss on the chosen action's output: the language-model task of seed-001 2.9).
+        the loss on the chosen action's output: the language-model task of Li et al. 2024, App.
+        G.4).
       train_backbone: False freezes the backbone (heads only; the frozen-GPT ablation).
       prior_init: the Ensemble++ prior factor's init, ``"gaussian"`` (paper) or ``"sphere"``
-        (code) (A7); zero_init: start the trainable factor at 0 (A16).
+        (code); zero_init: start the trainable factor at 0 (the paper does not say, App. B).
       backbone: the feature network (any backbone callable; None: the 2 x 64 ReLU MLP, or on
         tokens a tiny :class:`~jaxbandits.nets.TransformerNetwork`).
       preset: a key of :data:`NEURAL_ENSEMBLE_PRESETS` or None (static).
     """
 
     family = "neural-ensemble"
-    paper = "seed-001 (Ensemble++, Li et al.)"
+    paper = "Li et al. 2024, Sec. 3.3, Alg. 1"
     input_kinds = ("arms", "tokens")
     runs_per_block: ClassVar[int] = 8  # a neural round is costly (simulate.default_block_runs)
     head: ClassVar[str] = "ensemble++"
@@ -435,7 +438,7 @@ def _spec_of(context: Context) -> Spec:
 
 @register_agent
 class NeuralEnsemblePP(NeuralIndexAgent):
-    """Neural Ensemble++ (seed-001 Algorithm 1): the shared-factor head on stop-gradient
+    """Neural Ensemble++ (Li et al. 2024, Alg. 1): the shared-factor head on stop-gradient
     features, sphere reference and perturbation, the exact coordinate update set.
 
     Example::
@@ -449,7 +452,7 @@ class NeuralEnsemblePP(NeuralIndexAgent):
 
 @register_agent
 class EnsemblePlus(NeuralIndexAgent):
-    """Ensemble+ (Osband et al. 2018; seed-001 section 2.10): M heads with a frozen prior
+    """Ensemble+ (Osband et al. 2018; Li et al. 2024, App. A.5, Eq. 11): M heads with a frozen prior
     network, one-hot indices, ``N(0, I/M)`` perturbations.
 
     Example::
@@ -459,7 +462,7 @@ class EnsemblePlus(NeuralIndexAgent):
 
     name = "ensemble-plus"
     description = "Ensemble+: M heads on a shared trunk with a separate frozen prior network"
-    paper = "seed-001 (Ensemble+ baseline, Osband et al. 2018)"
+    paper = "Osband et al. 2018; baseline of Li et al. 2024, App. A.5, Eq. 11"
     head = "ensemble+"
     reference: str = struct.field(pytree_node=False, default="one_hot")
     perturbation: str = struct.field(pytree_node=False, default="gaussian")
@@ -468,7 +471,7 @@ class EnsemblePlus(NeuralIndexAgent):
 
 @register_agent
 class EpiNetAgent(NeuralIndexAgent):
-    """EpiNet (Osband et al. 2023; seed-001 section 2.11): a base network plus a small
+    """EpiNet (Osband et al. 2023; Li et al. 2024, App. A.7.1): a base network plus a small
     learnable epistemic network and frozen prior MLPs on the raw input, Gaussian indices.
 
     Example::
@@ -478,16 +481,16 @@ class EpiNetAgent(NeuralIndexAgent):
 
     name = "epinet"
     description = "EpiNet: base network plus a [15, 15] epistemic network and [5, 5] priors"
-    paper = "seed-001 (EpiNet baseline, Osband et al. 2023)"
+    paper = "Osband et al. 2023; baseline of Li et al. 2024, App. A.7.1"
     head = "epinet"
-    input_kinds = ("arms",)  # its epinet reads the raw input (not applied to text; section 2.11)
+    input_kinds = ("arms",)  # its epinet reads the raw input (not applied to text)
     reference: str = struct.field(pytree_node=False, default="gaussian")
     update_index: str = struct.field(pytree_node=False, default="gaussian")
 
 
 @register_agent
 class NeuralGreedy(NeuralIndexAgent):
-    """Neural greedy (seed-001 section 2.12): the backbone and a base head trained on the plain
+    """Neural greedy (Li et al. 2024, Sec. 5.2): the backbone and a base head trained on the plain
     loss, no index and no prior (Ensemble++ with both scales 0).
 
     Example::
@@ -497,7 +500,7 @@ class NeuralGreedy(NeuralIndexAgent):
 
     name = "neural-greedy"
     description = "Neural greedy: the backbone and a linear head, no exploration"
-    paper = "seed-001 (greedy baseline)"
+    paper = "the Greedy baseline of Li et al. 2024, Sec. 5.2"
     head = "none"
     perturb_std: float = 0.0
     ensemble_size: int = struct.field(pytree_node=False, default=1)

@@ -1,7 +1,7 @@
-"""Neural logistic bandits (Bae & Lee, seed-002): NeuralLog-UCB-1/2, NeuralLog-TS-1/2 and the
+"""Neural logistic bandits (Bae & Lee 2025): NeuralLog-UCB-1/2, NeuralLog-TS-1/2 and the
 NCBF-UCB baseline, on Bernoulli rewards ``r ~ Bernoulli(mu(h(x)))``, ``mu = sigmoid``.
 
-All five share one template (seed-002 section 3.2), written once in :class:`NeuralLogAgent`::
+All five share one template (Bae & Lee 2025, App. A), written once in :class:`NeuralLogAgent`::
 
     round t:  for each arm k:  f_k = f(x_k; theta_{t-1}),  u_k = the arm's gradient feature
               index_k = mean_k + nu * w_{t-1} * ||u_k||_{A_{t-1}^{-1}}          (UCB)
@@ -24,39 +24,40 @@ ncbf-ucb         ``f``                       V                         Verma's (
 
 Two modes (static ``mode``):
 
-* ``"practical"`` (default; what the paper's experiments ran, seed-002 sections 3.1-3.3): the
+* ``"practical"`` (default; what the paper's experiments ran, Bae & Lee 2025, Sec. 7, App. A): the
   current gradient ``u = g(x; theta_{t-1})`` (not divided by ``sqrt m``), a fixed ``lam`` =
   ``reg``, the loss ``sum BCE + lam ||theta||^2`` (warm-started GD), diagonal matrices, and
   ``nu^_t = (1 + sqrt(L) S + L S^2) iota^_t + 1`` with ``iota^_t = sqrt(d~_t l_t) + l_t /
   sqrt(lam)``, ``l_t = log(4 t^2 / delta)``, ``d~_t = log det(I + R sum_s u_s u_s^T)`` over the
   chosen arms (NCBF: ``(1/kappa) sum u u^T``). ``include_logs=False`` drops the ``l_t``.
-* ``"theory"`` (the algorithm boxes, seed-002 section 2): the NTK feature ``u = phi(x) =
-  g(x; theta_0) / sqrt m``, the data-adaptive ``lam_t`` of Eq. 3 (clamped at ``lam_0``, A5) in
-  both the matrix and the loss ``sum BCE + m lam_t / 2 ||theta - theta_0||^2`` (GD restarted at
-  ``theta_0``, A9), and the widths ``nu^(1)_t``, ``nu^(2)_t`` of Eqs. 1-2 (constants ``C1`` =
-  ``c_grad``, ``C6 = C7`` = ``c_conf``); UCB-2 and TS-2 rank by the linearisation
-  ``g(x; theta_0)^T (theta_{t-1} - theta_0)``. The box's rule is ``explore_scale = 1``; it
-  trains every ``update_every`` rounds (the box: every round, ``update_every=1``). NCBF-UCB's
-  theory mode is Verma et al.'s: ``phi`` features, fixed ``lam``, ``m lam / 2 ||theta -
-  theta_0||^2`` and ``d~ = log det(I + sum phi phi^T / (kappa lam))``.
+* ``"theory"`` (the algorithm boxes, Bae & Lee 2025, Secs. 4-5): the NTK feature ``u = phi(x) =
+  g(x; theta_0) / sqrt m``, the data-adaptive ``lam_t`` of Eq. 3 (clamped at ``lam_0``: the paper's
+  claim ``lam_0 <= lam_t`` fails) in both the matrix and the loss ``sum BCE + m lam_t / 2 ||theta -
+  theta_0||^2`` (GD restarted at ``theta_0``, as in the proof), and the widths ``nu^(1)_t``,
+  ``nu^(2)_t`` of Eqs. 1-2 (constants ``C1`` = ``c_grad``, ``C6 = C7`` = ``c_conf``); UCB-2 and TS-2
+  rank by the linearisation ``g(x; theta_0)^T (theta_{t-1} - theta_0)``. The box's rule is
+  ``explore_scale = 1``; it trains every ``update_every`` rounds (the box: every round,
+  ``update_every=1``). NCBF-UCB's theory mode is Verma et al.'s: ``phi`` features, fixed ``lam``,
+  ``m lam / 2 ||theta - theta_0||^2`` and ``d~ = log det(I + sum phi phi^T / (kappa lam))``.
 
 In both modes every statistic uses the rounds before t (``nu_{t-1}``, ``A_{t-1}``), the matrix
-and ``d~`` move every round (A21), the matrix row is the chosen arm's selection-time feature
-(A20), and the W weight uses the network right after the round's (possible) training.
-``kappa`` enters only the V-type agents and NCBF-UCB: with everything else fixed, the actions of
-``neurallog-ucb-2`` and ``neurallog-ts-2`` do not depend on it (seed-002 check 9). With
-``explore_scale = 0`` every agent is greedy on its mean (check 12).
+and ``d~`` move every round, the matrix row is the chosen arm's selection-time feature
+``g(x; theta_{t-1})`` (our reading of Alg. 2's inputs), and the W weight uses the network right
+after the round's (possible) training. ``kappa`` enters only the V-type agents and NCBF-UCB: with
+everything else fixed, the actions of ``neurallog-ucb-2`` and ``neurallog-ts-2`` do not depend on it
+(tested). With ``explore_scale = 0`` every agent is greedy on its mean (tested).
 
 Data: a ring buffer of the last ``buffer_size`` observations (default 2000, the paper's horizon:
 exact for T <= 2000; the synthetic and real settings show new arms every round), or per-arm
-statistics for a fixed arm set (``buffer_size=None``). Network (seed-002 section 3.5): the
+statistics for a fixed arm set (``buffer_size=None``). Network (Bae & Lee 2025, App. A): the
 bias-free ReLU MLP of :class:`~jaxbandits.nets.Network` with ``L = 2``, ``m = 20``, the symmetric
-init on the doubled input ``[x; x] / sqrt 2`` (so ``f(x; theta_0) = 0``, A7); training by
-:func:`~jaxbandits.nets.net_gd` with ``num_grad_steps = 100`` steps of ``learning_rate = 0.01``
-every 50 rounds, on the ``"mean"`` reduction (step ``0.01 / n`` on the summed loss, A10).
+init on the doubled input ``[x; x] / sqrt 2`` (so ``f(x; theta_0) = 0``, Assumption 4.2; the
+experiments do not say); training by :func:`~jaxbandits.nets.net_gd` with ``num_grad_steps = 100``
+steps of ``learning_rate = 0.01`` every 50 rounds, on the ``"mean"`` reduction (step ``0.01 / n`` on
+the summed loss: the step 0.01 on the sum diverges).
 
 ``nu`` and ``lam`` were grid-searched over {0.01, 0.1, 1, 10, 100} in the paper, whose picks are
-not reported. With the widths above (section 3.3's reconstruction) ``nu = 0.01`` already
+not reported. With the widths above (our reconstruction from App. A) ``nu = 0.01`` already
 explores far too much (``nu^_t`` is in the hundreds: ``d~_t`` sums ``log(1 + R Q_j)`` over all
 p parameters), so the defaults come from a pilot on a finer grid (see :class:`NeuralLogAgent`):
 ``lam = 1`` and ``nu = 1e-4`` (UCB-1, TS-1, TS-2), ``3e-4`` (UCB-2), ``1e-3`` (NCBF-UCB). Tune
@@ -75,6 +76,13 @@ from jax.flatten_util import ravel_pytree
 
 from jaxbandits.agents.glm import LOGISTIC_SLOPE_BOUND
 from jaxbandits.agents.neural import NeuralAgent
+from jaxbandits.agents.neurallog_schedules import (
+    confidence_factor,
+    log_term,  # noqa: F401  (its old import path)
+    neurallog_lambda0,
+    neurallog_schedule,
+    practical_radius,
+)
 from jaxbandits.core import (
     Context,
     Feedback,
@@ -113,60 +121,6 @@ __all__ = [
 
 MODES: tuple[str, ...] = ("practical", "theory")
 R = LOGISTIC_SLOPE_BOUND  # the sigmoid's Lipschitz constant, 1/4
-
-
-# ------------------------------------------------------------------------------------------------
-# The confidence schedules (seed-002 sections 2 and 3.3), as plain functions of the statistics.
-
-
-def log_term(num_obs: jax.Array, delta) -> jax.Array:
-    """``l_t = log(4 t^2 / delta)`` with ``t = max(num_obs, 1)`` (``l_0`` read as ``l_1``, A15)."""
-    t = jnp.maximum(jnp.asarray(num_obs, float_dtype()), 1.0)
-    return jnp.log(4.0 * t * t / delta)
-
-
-def confidence_factor(depth: int, param_bound) -> jax.Array:
-    """``1 + sqrt(L) S + L S^2``, the factor of ``iota_t`` in ``nu^(1)``, ``nu^(2)`` (Eq. 1)."""
-    return 1.0 + math.sqrt(depth) * param_bound + depth * param_bound * param_bound
-
-
-def neurallog_lambda0(depth: int, param_bound, delta, c_grad=1.0) -> jax.Array:
-    """``lam_0 = 8 sqrt(2) C1 sqrt(L) log(4 / delta) / S`` (Algorithms 1-2, initialisation)."""
-    return 8.0 * math.sqrt(2.0) * c_grad * math.sqrt(depth) * jnp.log(4.0 / delta) / param_bound
-
-
-def neurallog_schedule(
-    logdet: jax.Array, num_obs: jax.Array, depth: int, param_bound, delta, c_grad=1.0
-) -> tuple[jax.Array, jax.Array]:
-    """The theory schedule ``(lam_t, iota_t)`` after ``t`` = ``num_obs`` observations.
-
-    With ``D_t = log det(I + sum_{i<=t} phi_i phi_i^T / (4 lam_0))`` = ``logdet`` (Eqs. 2-3)::
-
-        lam_t  = max(lam_0, 64 / S^2 D_t l_t + 16 C1^2 L / (S^2 lam_0) l_t^2)
-        iota_t = 16 sqrt(D_t l_t) + 8 C1 sqrt(L / lam_0) l_t
-
-    The clamp at ``lam_0`` is seed-002's A5 (the paper's claim ``lam_0 <= lam_1`` fails by a
-    factor 8 when ``D_1 ~ 0``); at ``t = 0`` this gives ``lam_0`` and ``iota_0`` of A15.
-    """
-    lam0 = neurallog_lambda0(depth, param_bound, delta, c_grad)
-    ell = log_term(num_obs, delta)
-    s2 = param_bound * param_bound
-    lam = 64.0 / s2 * logdet * ell + 16.0 * c_grad**2 * depth / (s2 * lam0) * ell * ell
-    iota = 16.0 * jnp.sqrt(logdet * ell) + 8.0 * c_grad * jnp.sqrt(depth / lam0) * ell
-    return jnp.maximum(lam, lam0), iota
-
-
-def practical_radius(
-    dtilde: jax.Array, num_obs: jax.Array, reg, depth: int, param_bound, delta,
-    include_logs: bool = True,
-) -> jax.Array:
-    """The practical ``nu^_t = (1 + sqrt(L) S + L S^2) iota^_t + 1`` (seed-002 section 3.3)
-    with ``iota^_t = sqrt(d~_t l_t) + l_t / sqrt(lam)`` (``include_logs``) or
-    ``sqrt(d~_t) + 1 / sqrt(lam)``: the theory's ``nu_t`` with every constant 1 and the running
-    effective dimension ``d~_t`` in place of ``D_t``."""
-    ell = log_term(num_obs, delta) if include_logs else jnp.ones((), float_dtype())
-    iota = jnp.sqrt(dtilde * ell) + ell / jnp.sqrt(reg)
-    return confidence_factor(depth, param_bound) * iota + 1.0
 
 
 # ------------------------------------------------------------------------------------------------
@@ -222,11 +176,12 @@ class NeuralLogAgent(NeuralAgent):
       design: ``"diag"`` (the paper's) or ``"full"`` matrices (static).
       include_logs: keep the ``l_t`` factors of the practical ``nu^_t`` (static).
 
-    Defaults are the paper's (section 7; S = 1, kappa = 10, L = 2, m = 20, diagonal matrices,
-    100 GD steps at 0.01 every 50 rounds) with delta = 0.05 and C = 1 (A25). ``nu`` and ``lam``
-    come from a pilot on ``neurallog-synthetic`` (d = 8, K = 5, pool 2500, T = 1000, 8 runs,
-    key 0; uniform random play: 440 / 149 / 107 on h3 / h4 / h1). ``lam`` in {0.1, 1} tie and
-    10 is worse (UCB-2). Final regret on h3 / h4 / h1 for ``nu`` = 0, 1e-4, 3e-4, 1e-3, 1e-2:
+    Defaults are the paper's (Sec. 7, App. A; S = 1, kappa = 10, L = 2, m = 20, diagonal matrices,
+    100 GD steps at 0.01 every 50 rounds) with delta = 0.05 and C = 1 (values the paper does not
+    give). ``nu`` and ``lam`` come from a pilot on ``neurallog-synthetic`` (d = 8, K = 5, pool 2500,
+    T = 1000, 8 runs, key 0; uniform random play: 440 / 149 / 107 on h3 / h4 / h1). ``lam`` in {0.1,
+    1} tie and 10 is worse (UCB-2). Final regret on h3 / h4 / h1 for ``nu`` = 0, 1e-4, 3e-4, 1e-3,
+    1e-2:
 
     * UCB-2: 151/63/69, 138/65/51, 139/65/50, 139/67/50, 270/94/73;
     * UCB-1: 165/64/65, 137/68/53, 137/67/53, 146/73/53, 334/114/80;
@@ -392,7 +347,7 @@ class NeuralLogAgent(NeuralAgent):
         arms = context.arms
         network = self.network(arms.shape[-1])
         x = arms[action]
-        if self.mode == "practical":  # the selection-time gradient g(x_a; theta_{t-1}) (A20)
+        if self.mode == "practical":  # selection-time gradient g(x_a; theta_{t-1}), Alg. 2's input
             u = network.gradient(state.params, x)
         else:
             u = network.gradient(state.anchor, x) / math.sqrt(self.width)
@@ -434,14 +389,14 @@ class NeuralLogAgent(NeuralAgent):
 
 @register_agent
 class NeuralLogUCB1(NeuralLogAgent):
-    """NeuralLog-UCB-1 (Bae & Lee, seed-002 Algorithm 1)::
+    """NeuralLog-UCB-1 (Bae & Lee, Bae & Lee 2025, Alg. 1)::
 
         a_t = argmax_k mu(f(x_k; theta_{t-1})) + nu R sqrt(kappa) nu_{t-1} ||u_k||_{V_{t-1}^{-1}}
         V_t = kappa lam I + sum_{i<=t} u_i u_i^T
 
     Theory: ``u = g(x; theta_0) / sqrt m``, ``lam = lam_t`` and ``nu_t = nu^(1)_t = C6 (1 +
     sqrt(L) S + L S^2) iota_t + 1`` (Eqs. 1-3); practical: ``u = g(x; theta_{t-1})``, fixed
-    ``lam``, ``nu^_t`` of section 3.3, diagonal V. The bonus is on the mean's (mu) scale.
+    ``lam``, ``nu^_t`` as above, diagonal V. The bonus is on the mean's (mu) scale.
 
     Example::
 
@@ -450,7 +405,7 @@ class NeuralLogUCB1(NeuralLogAgent):
 
     name = "neurallog-ucb-1"
     description = "NeuralLog-UCB-1: mu(f) + nu R sqrt(kappa) nu_t ||g||_{V^-1} (V-type design)"
-    paper = "Bae & Lee 2025, Neural Logistic Bandits (seed-002 Alg. 1)"
+    paper = "Bae & Lee 2025, Alg. 1"
     family = "neural"
     action_kinds = ("index",)
 
@@ -462,7 +417,7 @@ class NeuralLogUCB1(NeuralLogAgent):
 
 @register_agent
 class NeuralLogUCB2(NeuralLogAgent):
-    """NeuralLog-UCB-2 (Bae & Lee, seed-002 Algorithm 2), the variance-weighted refinement::
+    """NeuralLog-UCB-2 (Bae & Lee, Bae & Lee 2025, Alg. 2), the variance-weighted refinement::
 
         a_t = argmax_k g(x_k; theta_0)^T (theta_{t-1} - theta_0) + nu nu_{t-1} ||u_k||_{W^{-1}}
         W_t = lam I + sum_{i<=t} mu'(f(x_i; theta_i)) u_i u_i^T
@@ -471,8 +426,8 @@ class NeuralLogUCB2(NeuralLogAgent):
     (Eq. 5), with ``theta_i`` the network right after round i's training. Theory: ``u =
     g(x; theta_0) / sqrt m``, ``lam_t``, ``nu^(2)_t`` (C7); practical: ``u = g(x;
     theta_{t-1})``, fixed ``lam``, ``nu^_t``, diagonal W, and the mean ``f(x; theta_{t-1})``
-    (the linearisation's first-order equivalent since ``f(x; theta_0) = 0``, A8). No ``kappa``
-    anywhere: its actions do not change with ``kappa`` (check 9).
+    (the linearisation's first-order equivalent since ``f(x; theta_0) = 0``; App. A). No ``kappa``
+    anywhere: its actions do not change with ``kappa`` (tested).
 
     Example::
 
@@ -481,7 +436,7 @@ class NeuralLogUCB2(NeuralLogAgent):
 
     name = "neurallog-ucb-2"
     description = "NeuralLog-UCB-2: f + nu nu_t ||g||_{W^-1}, W weighted by mu'(f) (no kappa)"
-    paper = "Bae & Lee 2025, Neural Logistic Bandits (seed-002 Alg. 2)"
+    paper = "Bae & Lee 2025, Alg. 2"
     family = "neural"
     action_kinds = ("index",)
 
@@ -492,19 +447,19 @@ class NeuralLogUCB2(NeuralLogAgent):
 
 @register_agent
 class NeuralLogTS1(NeuralLogAgent):
-    """NeuralLog-TS-1 (Bae & Lee, seed-002 Appendix I): NeuralUCB-1's state, with an
+    """NeuralLog-TS-1 (Bae & Lee, Bae & Lee 2025, Appendix I): NeuralUCB-1's state, with an
     independent latent-scale draw per arm::
 
         r_k ~ N(f(x_k; theta_{t-1}), (nu sqrt(kappa) nu_{t-1} ||u_k||_{V_{t-1}^{-1}})^2)
 
     i.e. ``nu_T sigma_{t-1}(x)`` with ``sigma^2 = kappa lam ||u||^2_{V^{-1}}`` and ``nu_t =
-    nu^(1)_t / sqrt(lam_t)``, made anytime (``nu_{t-1}`` for ``nu_T``, A17): UCB-1's width
+    nu^(1)_t / sqrt(lam_t)``, made anytime (``nu_{t-1}`` for ``nu_T``): UCB-1's width
     without R.
     """
 
     name = "neurallog-ts-1"
     description = "NeuralLog-TS-1: per-arm N(f, (nu sqrt(kappa) nu_t ||g||_{V^-1})^2) draws"
-    paper = "Bae & Lee 2025, Neural Logistic Bandits (seed-002 App. I)"
+    paper = "Bae & Lee 2025, App. I"
     family = "neural"
     action_kinds = ("index",)
 
@@ -516,18 +471,19 @@ class NeuralLogTS1(NeuralLogAgent):
 
 @register_agent
 class NeuralLogTS2(NeuralLogAgent):
-    """NeuralLog-TS-2 (Bae & Lee, seed-002 Remark I.2 and Appendix J): NeuralLog-UCB-2's state,
+    """NeuralLog-TS-2 (Bae & Lee, Bae & Lee 2025, Remark I.2 and Appendix J): NeuralLog-UCB-2's
+    state,
     with an independent draw per arm whose standard deviation is UCB-2's bonus::
 
         r_k ~ N(mean_k, (nu nu_{t-1} ||u_k||_{W_{t-1}^{-1}})^2)
 
-    (the Remark's unsquared norm read as squared and its indices aligned, A17); ``mean_k`` is the
+    (the Remark's unsquared norm read as squared and its indices aligned); ``mean_k`` is the
     linearisation (theory) or ``f(x_k; theta_{t-1})`` (practical). No ``kappa`` anywhere.
     """
 
     name = "neurallog-ts-2"
     description = "NeuralLog-TS-2: per-arm N(f, (nu nu_t ||g||_{W^-1})^2) draws (no kappa)"
-    paper = "Bae & Lee 2025, Neural Logistic Bandits (seed-002 Remark I.2, App. J)"
+    paper = "Bae & Lee 2025, Remark I.2, App. J"
     family = "neural"
     action_kinds = ("index",)
 
@@ -537,7 +493,7 @@ class NeuralLogTS2(NeuralLogAgent):
 
 @register_agent
 class NCBFUCB(NeuralLogAgent):
-    """NCBF-UCB (Verma, Dai, Lin, Jaillet & Low 2025; baseline (1) of seed-002, section 3.4)::
+    """NCBF-UCB (Verma et al. 2024; baseline (1) of Bae & Lee 2025, Sec. 7)::
 
         a_t = argmax_k f(x_k; theta_{t-1}) + nu w_{t-1} ||u_k||_{V_{t-1}^{-1}}
         w_t = kappa sqrt(d~_t + 2 log(1/delta)) + S sqrt(kappa lam) + 1
@@ -551,7 +507,7 @@ class NCBFUCB(NeuralLogAgent):
 
     name = "ncbf-ucb"
     description = "NCBF-UCB: f + nu (kappa sqrt(d~ + 2 log 1/delta) + ...) ||g||_{V^-1}"
-    paper = "Verma et al. 2025; baseline (1) of seed-002 (section 3.4)"
+    paper = "Verma et al. 2024; baseline of Bae & Lee 2025, Sec. 7"
     family = "neural"
     action_kinds = ("index",)
 

@@ -56,7 +56,7 @@ class Softmax(SoftmaxPolicy, Agent):
 
     name = "softmax"
     description = "Boltzmann (softmax) policy over any argmax agent's scores"
-    paper = "Boutilier et al. 2020 (differentiable meta-learning); Sutton & Barto"
+    paper = "Boutilier et al. 2020; Sutton & Barto 2018"
     family = "differentiable"
     action_kinds = ("index",)
 
@@ -159,7 +159,7 @@ def _default_network():
 
 @register_agent
 class NeuralPolicy(SoftmaxPolicy, MABAgent):
-    """A neural policy on per-arm statistics (Boutilier et al. 2020, section 5's neural
+    """A neural policy on per-arm statistics (Boutilier et al. 2020, Sec. 5's neural
     policies): ``P(i) ∝ exp(f_w(s_i))`` with ``s_i`` the arm's statistics (:func:`arm_features`)
     and ``f_w`` a small shared MLP whose Flax parameters ``params`` are agent leaves, learned by
     :func:`jaxbandits.meta_learn` (score-function or relaxed mode).
@@ -176,7 +176,7 @@ class NeuralPolicy(SoftmaxPolicy, MABAgent):
 
     name = "neural-policy"
     description = "softmax policy of a small MLP on per-arm statistics (learned by gradient)"
-    paper = "Boutilier et al. 2020 (differentiable meta-learning)"
+    paper = "Boutilier et al. 2020"
     family = "differentiable"
 
     network: Any = struct.field(pytree_node=False, default=None)

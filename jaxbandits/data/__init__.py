@@ -11,6 +11,9 @@ theirs. Modules, each for one purpose:
   (:class:`DataFileError` names the file, and the line where one is at fault).
 * :mod:`~jaxbandits.data.load`: :func:`load_dataset`, a data set's name to a table.
 * :mod:`~jaxbandits.data.downloads`: :func:`download`, the only code that touches the network.
+* :mod:`~jaxbandits.data.logged`: :class:`BanditLog`, logged bandit feedback, read by
+  :func:`load_logs` (a CSV, Parquet, DataFrame or dict of columns) and :func:`load_obd_logs`
+  (the Open Bandit Dataset's logs); :func:`obd_bts_prior`.
 * :mod:`~jaxbandits.data.table`: :class:`DataTable`, :func:`make_table` (your own arrays) and
   :func:`normalize_features`.
 
@@ -32,6 +35,14 @@ from jaxbandits.data.locate import (
     search_dirs,
     user_data_dir,
 )
+from jaxbandits.data.logged import (
+    OBD_CAMPAIGNS,
+    OBD_POLICIES,
+    BanditLog,
+    load_logs,
+    load_obd_logs,
+    obd_bts_prior,
+)
 from jaxbandits.data.readers import DataFileError
 from jaxbandits.data.table import (
     NORMALIZATIONS,
@@ -42,6 +53,9 @@ from jaxbandits.data.table import (
 )
 
 __all__ = [
+    "OBD_CAMPAIGNS",
+    "OBD_POLICIES",
+    "BanditLog",
     "CATEGORICAL_ENCODINGS",
     "DATASETS",
     "NORMALIZATIONS",
@@ -54,9 +68,12 @@ __all__ = [
     "download",
     "find_data_file",
     "load_dataset",
+    "load_logs",
+    "load_obd_logs",
     "locate_file",
     "make_table",
     "normalize_features",
+    "obd_bts_prior",
     "search_dirs",
     "user_data_dir",
 ]

@@ -41,6 +41,7 @@ from jaxbandits.envs.dueling import (
     dueling_utility,
     link_function,
 )
+from jaxbandits.envs.dueling_floor import DuelingPairFloorEnv
 from jaxbandits.envs.ensemble_pp import FreqRussoEnv, LinearVaryingEnv, RussoEnv, VaryingContext
 from jaxbandits.envs.linear import LinearEnv, LinearEnvState, LinearSphereEnv, draw_vectors
 from jaxbandits.envs.logistic import LogisticBernoulliEnv, LogisticEnv
@@ -79,8 +80,22 @@ from jaxbandits.envs.text import (
     text_tokens,
 )
 
+# The per-arm model and user arrays register after the papers' environments (listing order).
+# isort: split
+from jaxbandits.envs.arrays import ArrayContext, ArrayEnv, ArrayEnvState
+from jaxbandits.envs.disjoint import (
+    DisjointClassificationEnv,
+    DisjointLinearEnv,
+    SharedContext,
+    SharedRowContext,
+    shared_context,
+)
+
 __all__ = [
     "REWARD_KINDS",
+    "ArrayContext",
+    "ArrayEnv",
+    "ArrayEnvState",
     "BernoulliEnv",
     "BernoulliEnvState",
     "ClassificationEnv",
@@ -88,12 +103,15 @@ __all__ = [
     "DataNotFoundError",
     "DataTable",
     "DigitsEnv",
+    "DisjointClassificationEnv",
+    "DisjointLinearEnv",
     "DistanceEnv",
     "DuelingClassificationEnv",
     "DuelingClassificationState",
     "DuelingCosineEnv",
     "DuelingCovertypeEnv",
     "DuelingMagicEnv",
+    "DuelingPairFloorEnv",
     "DuelingQuadraticEnv",
     "DuelingRowContext",
     "DuelingShuttleEnv",
@@ -126,6 +144,8 @@ __all__ = [
     "RowContext",
     "RussoEnv",
     "SharedPoolInstance",
+    "SharedContext",
+    "SharedRowContext",
     "ShuttleEnv",
     "ShuttleEppEnv",
     "SyntheticState",
@@ -145,6 +165,7 @@ __all__ = [
     "finite_arm_feedback",
     "noisy_reward",
     "pool_context",
+    "shared_context",
     "encode_texts",
     "gpt2_tokenizer",
     "link_function",

@@ -64,8 +64,7 @@ class BernoulliEnv(Env):
 
     name = "bernoulli"
     description = "K-armed Bernoulli bandit, arm means ~ Beta(prior_alpha, prior_beta) per run"
-    paper = ("Boutilier et al. 2020 (differentiable meta-learning); "
-             "classic K-armed Bernoulli bandit")
+    paper = "Boutilier et al. 2020"
     agent_families = ("baseline", "mab", "differentiable")
     task = "bernoulli"
 

@@ -1,8 +1,8 @@
 """Classification data sets as K-armed contextual bandits (the disjoint / block construction).
 
 A data set of rows ``(x, y)`` with ``x`` in R^d and ``y`` one of K classes becomes a K-armed
-bandit (seed-002 section 4.3, after Zhou et al. 2020 and Riquelme et al. 2018): each round shows
-one row, and arm ``k``'s feature vector is ``x`` placed in block ``k`` of a ``K * d`` vector,
+bandit (Bae & Lee 2025, Sec. 7, App. A, after Zhou et al. 2020 and Riquelme et al. 2018): each round
+shows one row, and arm ``k``'s feature vector is ``x`` placed in block ``k`` of a ``K * d`` vector,
 
     x^(k) = e_k (x) x = [0, ..., 0, x, 0, ..., 0]  in R^{K d},
 
@@ -12,13 +12,13 @@ uniformly random policy has expected regret ``T (1 - 1/K)``.
 
 Rows. Each run draws its own **pool** of ``pool_size`` distinct rows (a uniformly random subset,
 without replacement; the whole data set if it is smaller), and each round shows one pool row drawn
-uniformly **with** replacement (seed-002 A22: "Figures 1 and 2 use 2500 vectors", read as a pool
-of 2,500 samples per run). ``sampling="sequential"`` instead walks the run's pool in its random
-order (round ``t`` shows pool row ``t mod pool_size``): with ``pool_size=None`` that is one random
-permutation of the whole data set per run, the "shuffled, without replacement" protocol of the
-Ensemble++ and dueling papers (seed-001 E4, seed-004 A21).
+uniformly **with** replacement (Bae & Lee 2025, Sec. 7: "Figures 1 and 2 use 2500 vectors", read as
+a pool of 2,500 samples per run). ``sampling="sequential"`` instead walks the run's pool in its
+random order (round ``t`` shows pool row ``t mod pool_size``): with ``pool_size=None`` that is one
+random permutation of the whole data set per run, the "shuffled, without replacement" protocol of
+the Ensemble++ and dueling papers (Li et al. 2024, App. F.2; Oh et al. 2026, App. E.1.2).
 
-Normalisation (seed-002 section 4.3, A12), done once when the data are loaded:
+Normalisation (Bae & Lee 2025, App. A), done once when the data are loaded:
 
 * ``"minmax"`` (default): each feature column to ``[-1, 1]`` over the data set,
   ``2 (x_j - min_j) / (max_j - min_j) - 1`` (a constant column becomes 0);
@@ -26,13 +26,13 @@ Normalisation (seed-002 section 4.3, A12), done once when the data are loaded:
   row;
 * ``"zscore"``: each column to mean 0, standard deviation 1; ``"none"``: raw values.
 
-``unit_norm=True`` then scales each shown ``x`` to unit L2 norm (seed-001's shuttle and mushroom,
-seed-004's UCI tasks). Categorical data (mushroom) use ``categorical="random"`` (seed-002: each
-category of each column becomes one value drawn uniformly in ``[-1, 1]``, drawn per run; '?' is a
-category of its own) or ``categorical="onehot"`` (seed-001 A14: one-hot columns, then the
-normalisation above). ``shuttle-epp`` and ``mushroom-epp`` (:class:`ShuttleEppEnv`,
-:class:`MushroomEppEnv`) preset Ensemble++'s encoding: raw (one-hot) features, unit rows, one
-shuffled pass per run, noise std 0.1 (shuttle) or 1.0 (mushroom).
+``unit_norm=True`` then scales each shown ``x`` to unit L2 norm (Li et al. 2024's shuttle and
+mushroom, Oh et al. 2026's UCI tasks). Categorical data (mushroom) use ``categorical="random"`` (Bae
+& Lee 2025, App. A: each category of each column becomes one value drawn uniformly in ``[-1, 1]``,
+drawn per run; '?' is a category of its own) or ``categorical="onehot"`` (our reading for Li et al.
+2024, App. F.2: one-hot columns, then the normalisation above). ``shuttle-epp`` and ``mushroom-epp``
+(:class:`ShuttleEppEnv`, :class:`MushroomEppEnv`) preset Ensemble++'s encoding: raw (one-hot)
+features, unit rows, one shuffled pass per run, noise std 0.1 (shuttle) or 1.0 (mushroom).
 
 Data sets (:data:`DATASETS`):
 
@@ -46,10 +46,10 @@ digits     1,797    64      10    bundled with scikit-learn (8x8 images; the off
                                   stand-in); ``image_size=4`` pools to 4x4
 mushroom   8,124    22      2     ``agaricus-lepiota.data`` (UCI; edible 'e' is arm 1)
 banknote   1,372    4       2     ``data_banknote_authentication.txt`` (UCI)
-phoneme    5,404    5       2     ``phoneme.csv`` (OpenML 1489; seed-002 A13)
+phoneme    5,404    5       2     ``phoneme.csv`` (OpenML 1489)
 mnist      60,000   196     10    ``mnist.npz`` (Keras layout) or ``train-images-idx3-ubyte``
-                                  (+ labels); 28x28 average-pooled to 14x14 (seed-002 A11;
-                                  ``image_size=7`` gives 49)
+                                  (+ labels); 28x28 average-pooled to 14x14 (the 196 inputs of Bae &
+                                  Lee 2025, App. A; ``image_size=7`` gives 49)
 covertype  581,012  54      7     ``covtype.data.gz`` (UCI Covertype)
 =========  =======  ======  ====  ===========================================================
 
@@ -144,8 +144,8 @@ SAMPLINGS: tuple[str, ...] = ("pool", "sequential")
 def block_features(x: jax.Array, num_arms: int) -> jax.Array:
     """The disjoint encoding: ``(K, K d)`` arm features, row ``k`` holding ``x`` in block ``k``.
 
-    ``block_features(x, K)[k] = e_k (x) x`` for ``x`` of shape ``(d,)`` (seed-002 section 4.3,
-    ``x^(k) = [0, ..., 0, x, 0, ..., 0]``).
+    ``block_features(x, K)[k] = e_k (x) x`` for ``x`` of shape ``(d,)`` (Bae & Lee 2025, Sec. 7,
+    App. A, ``x^(k) = [0, ..., 0, x, 0, ..., 0]``).
     """
     return jnp.kron(jnp.eye(num_arms, dtype=x.dtype), x[None, :])
 
@@ -213,8 +213,8 @@ class ClassificationEnv(DataBackedEnv):
 
     Round t shows a row ``(x, y)`` of the run's pool; arm ``k`` is ``e_k (x) x`` in R^{K d};
     ``reward = 1[a = y] + N(0, noise_std^2)`` and the exact pseudo-regret is ``1 - 1[a = y]``
-    (seed-002 section 4.3). The data are read at construction (see the module docstring for the
-    files, the search order and the normalisations) and held as the leaf ``data``.
+    (Bae & Lee 2025, Sec. 7, App. A). The data are read at construction (see the module docstring
+    for the files, the search order and the normalisations) and held as the leaf ``data``.
 
     Attributes:
       dataset: a name in :data:`DATASETS` (static).
@@ -239,7 +239,7 @@ class ClassificationEnv(DataBackedEnv):
 
     name = "classification"
     description = "any supported classification data set as a K-armed bandit (block features)"
-    paper = "seed-002 section 4.3 (Riquelme et al. 2018 / Zhou et al. 2020 protocol)"
+    paper = "Bae & Lee 2025, Sec. 7, App. A (Riquelme et al. 2018 / Zhou et al. 2020 protocol)"
     agent_families = ("baseline", "linear", "glm", "neural", "neural-logistic")
 
     dataset: str = struct.field(pytree_node=False, default="digits")
@@ -355,13 +355,14 @@ class ShuttleEnv(ClassificationEnv):
 
     Reads ``shuttle.trn`` (43,500 rows, about 78% class 1; the 58,000-row ``shuttle.csv`` that
     :func:`download` writes also works). Column-wise min-max to [-1, 1], a pool of 2,500 rows per
-    run (seed-002 Fig. 2c; a uniform random policy has regret ``T (1 - 1/7)``, about 1,714 at
-    T = 2,000). For seed-001's setting use ``unit_norm=True, normalize="none", noise_std=0.1``.
+    run (Bae & Lee 2025, Fig. 2c; a uniform random policy has regret ``T (1 - 1/7)``, about 1,714 at
+    T = 2,000). For Li et al. 2024's setting use ``unit_norm=True, normalize="none",
+    noise_std=0.1``.
     """
 
     name = "shuttle"
     description = "UCI Statlog Shuttle, 7 classes as arms, block features (d = 63)"
-    paper = "seed-002 Fig. 2c (also seed-001 E4, seed-004)"
+    paper = "Bae & Lee 2025, Fig. 2c (also Li et al. 2024, Fig. 3; Oh et al. 2026, App. E.1.2)"
 
     dataset: str = struct.field(pytree_node=False, default="shuttle")
 
@@ -370,14 +371,14 @@ class ShuttleEnv(ClassificationEnv):
 class MagicEnv(ClassificationEnv):
     """UCI MAGIC Gamma Telescope as a 2-armed bandit: d = 10, block features in R^20.
 
-    Reads ``magic04.data`` (19,020 rows); arm 1 is gamma ('g', y = 1 in seed-002 App. J), arm 0
-    hadron ('h'). Column-wise min-max to [-1, 1], a pool of 2,500 rows per run (seed-002
+    Reads ``magic04.data`` (19,020 rows); arm 1 is gamma ('g', y = 1 in Bae & Lee 2025, App. J), arm
+    0 hadron ('h'). Column-wise min-max to [-1, 1], a pool of 2,500 rows per run (Bae & Lee 2025,
     Fig. 5a; random regret ``T / 2``).
     """
 
     name = "magic"
     description = "UCI MAGIC gamma telescope, 2 classes as arms, block features (d = 20)"
-    paper = "seed-002 Fig. 5a (also seed-004)"
+    paper = "Bae & Lee 2025, Fig. 5a (also Oh et al. 2026, App. E.1.2)"
 
     dataset: str = struct.field(pytree_node=False, default="magic")
 
@@ -393,20 +394,21 @@ class DigitsEnv(ClassificationEnv):
 
     name = "digits"
     description = "scikit-learn's 8x8 digits, 10 classes as arms (offline MNIST stand-in)"
-    paper = "seed-002 Fig. 2a protocol (mnist) on the bundled digits"
+    paper = "Bae & Lee 2025, Fig. 2a protocol (mnist) on the bundled digits"
 
     dataset: str = struct.field(pytree_node=False, default="digits")
 
 
 class _EnsemblePPClassification(ClassificationEnv):
-    """Ensemble++'s UCI encoding (seed-001 E4, A14; the authors' ``Bandit_multi``): raw features,
-    each row scaled to unit L2 norm, the rows shuffled and walked in order (one permutation of
-    all rows per run, ``sampling="sequential"``, ``pool_size=None``; after N rounds the walk
-    starts again, as the authors' cursor does), block features ``e_j (x) c``, reward
-    ``1[a = y] + N(0, noise_std^2)``. The authors fix the order with seed 2022 for every run
-    (``freq_task``); here each run draws its own order unless ``instance_seed`` is set (a JAX
+    """Ensemble++'s UCI encoding (Li et al. 2024, Sec. 5.2, App. F.2; the authors'
+    ``Bandit_multi``): raw features, each row scaled to unit L2 norm, the rows shuffled and walked
+    in order (one permutation of all rows per run, ``sampling="sequential"``, ``pool_size=None``;
+    after N rounds the walk starts again, as the authors' cursor does), block features ``e_j (x)
+    c``, reward ``1[a = y] + N(0, noise_std^2)``. The authors fix the order with seed 2022 for every
+    run (``freq_task``); here each run draws its own order unless ``instance_seed`` is set (a JAX
     permutation: their sklearn shuffle of the 58,000-row OpenML file cannot be matched on
-    another file anyway). T = 10^4 and 10 runs by default (A10)."""
+    another file anyway). T = 10^4 and 10 runs by default (the paper does not give them for these
+    figures)."""
 
     #: the data set the registered subclass is fixed to.
     fixed_dataset: ClassVar[str] = ""
@@ -429,13 +431,14 @@ class _EnsemblePPClassification(ClassificationEnv):
 
 @register_env
 class ShuttleEppEnv(_EnsemblePPClassification):
-    """UCI Statlog (Shuttle) as Ensemble++ runs it (seed-001 E4): 7 arms, d = 9, features in R^63.
+    """UCI Statlog (Shuttle) as Ensemble++ runs it (Li et al. 2024, Fig. 3): 7 arms, d = 9, features
+    in R^63.
 
     Each row's 9 raw features scaled to unit L2 norm, one shuffled pass over all rows per run,
-    block (disjoint) features ``e_j (x) c``, ``reward = 1[a = y] + N(0, 0.1^2)`` (A15: noise std
-    0.1). Reads ``shuttle.trn`` (43,500 rows; the paper used OpenML's 58,000-row file, which
-    :func:`download` writes as ``shuttle.csv``). A uniform random policy has regret
-    ``T (1 - 1/7)``; always playing class 1 has about ``0.21 T``.
+    block (disjoint) features ``e_j (x) c``, ``reward = 1[a = y] + N(0, 0.1^2)``
+    (App. F.2's "N(0, 0.1)" read as std 0.1). Reads ``shuttle.trn`` (43,500 rows; the paper used
+    OpenML's 58,000-row file, which :func:`download` writes as ``shuttle.csv``). A uniform random
+    policy has regret ``T (1 - 1/7)``; always playing class 1 has about ``0.21 T``.
 
     Example::
 
@@ -445,7 +448,7 @@ class ShuttleEppEnv(_EnsemblePPClassification):
     name = "shuttle-epp"
     task = "shuttle"
     description = "UCI Shuttle with Ensemble++'s encoding (unit rows, shuffled, noise 0.1)"
-    paper = "seed-001 (Ensemble++ E4, UCI Shuttle)"
+    paper = "Li et al. 2024, Sec. 5.2, Fig. 3, App. F.2"
     fixed_dataset: ClassVar[str] = "shuttle"
 
     dataset: str = struct.field(pytree_node=False, default="shuttle")
@@ -454,13 +457,14 @@ class ShuttleEppEnv(_EnsemblePPClassification):
 
 @register_env
 class MushroomEppEnv(_EnsemblePPClassification):
-    """UCI Mushroom as Ensemble++ runs it (seed-001 E10, A14): 2 arms, features in R^{2 d}.
+    """UCI Mushroom as Ensemble++ runs it (Li et al. 2024, App. F.2; the encoding is ours): 2 arms,
+    features in R^{2 d}.
 
     All 22 categorical attributes one-hot encoded (d = the number of category values present in
     the file; '?' is a category of its own), each row scaled to unit L2 norm (every row
     has 22 ones, so each is ``1/sqrt(22)``), one shuffled pass per run, block features,
     ``reward = 1[a = y] + N(0, noise_std^2)`` with arm 1 = edible. ``noise_std = 1.0``: the
-    authors' mushroom preset (seed-001 section 2.8 and E10; E4's 0.1 is stated for Shuttle).
+    authors' mushroom preset (their code; App. F.2's 0.1 is stated for Shuttle).
     The file (``agaricus-lepiota.data``) is not shipped: pass ``path=``, set
     ``JAXBANDITS_DATA``, or fetch it once with :func:`download` (``download("mushroom")``); a
     missing file raises :class:`DataNotFoundError`.
@@ -473,7 +477,7 @@ class MushroomEppEnv(_EnsemblePPClassification):
     name = "mushroom-epp"
     task = "mushroom"
     description = "UCI Mushroom with Ensemble++'s encoding (one-hot, unit rows, noise 1.0)"
-    paper = "seed-001 (Ensemble++ E10 and A14, UCI Mushroom)"
+    paper = "Li et al. 2024, App. F.2 (the encoding is ours)"
     fixed_dataset: ClassVar[str] = "mushroom"
 
     dataset: str = struct.field(pytree_node=False, default="mushroom")

@@ -1,6 +1,8 @@
-"""The linear settings of the Ensemble++ paper (seed-001 section 3), built on :class:`LinearEnv`.
+"""The linear settings of the Ensemble++ paper (Li et al. 2024, Sec. 5), built on
+:class:`LinearEnv`.
 
-* ``russo``: Russo & Van Roy's finite-action linear bandit as Ensemble++ runs it (E1-E3): one
+* ``russo``: Russo & Van Roy's finite-action linear bandit as Ensemble++ runs it (Li et al. 2024,
+  Sec. 5.1, Figs. 2, 6, App. F.1): one
   fixed set of K arms per run with entries uniform in ``[-1/sqrt 5, 1/sqrt 5]``,
   ``theta* ~ N(0, 10 I)`` redrawn every run, ``N(0, 1)`` noise; ``d = 50``, ``K = 10,000``.
 * ``freq-russo``: the same with one instance shared by every run (a frequentist setting).
@@ -25,11 +27,12 @@ __all__ = ["FreqRussoEnv", "LinearVaryingEnv", "RussoEnv", "VaryingContext"]
 
 @register_env
 class RussoEnv(LinearEnv):
-    """Russo & Van Roy's linear bandit as in Ensemble++ (seed-001 E1; authors' ``env/linear.py``).
+    """Russo & Van Roy's linear bandit as in Ensemble++ (Li et al. 2024, Sec. 5.1;
+    authors' ``env/linear.py``).
 
     ``reward = <x_a, theta*> + N(0, noise_std^2)`` with ``theta* ~ N(0, prior_var I)`` and a fixed
     arm set with i.i.d. entries uniform in ``[-cube_halfwidth, cube_halfwidth]``. The main text
-    says half-width ``1/sqrt(d)``; the appendix and the code use ``1/sqrt(5)`` (seed-001 A5), the
+    says half-width ``1/sqrt(d)``; the appendix and the code use ``1/sqrt(5)``, the
     default here. All fields of :class:`LinearEnv` apply.
 
     Example::
@@ -39,7 +42,7 @@ class RussoEnv(LinearEnv):
 
     name = "russo"
     description = "Russo-Van Roy finite-arm linear bandit (cube arms, theta* ~ N(0, 10 I))"
-    paper = "seed-001 (Ensemble++ E1-E3); Russo & Van Roy 2018"
+    paper = "Li et al. 2024, Sec. 5.1, App. F.1 (after Russo & Van Roy 2018)"
 
     dim: int = struct.field(pytree_node=False, default=50)
     num_arms: int = struct.field(pytree_node=False, default=10_000)
@@ -58,7 +61,7 @@ class FreqRussoEnv(RussoEnv):
 
     name = "freq-russo"
     description = "russo with one fixed instance for all runs (frequentist)"
-    paper = "seed-001 (Ensemble++ code, freq_task)"
+    paper = "the authors' code of Li et al. 2024 (freq_task)"
 
     instance_seed: int | None = struct.field(pytree_node=False, default=2022)
 
@@ -69,10 +72,11 @@ class LinearVaryingEnv(LinearEnv):
 
     Each run draws theta* and a pool of ``pool_size`` arms (as :class:`LinearEnv` draws arms);
     round t offers ``num_arms`` distinct pool arms chosen uniformly at random, as indices (the
-    authors' pool scheme, seed-001 E4: 50 of 1,000 unit-sphere arms). Regret is measured against
-    the best offered arm. Defaults combine that scheme with the Ensemble++ linear prior and
-    noise: ``theta* ~ N(0, 10 I)``, ``N(0, 1)`` noise, ``d = 50`` [resolved: the paper gives no
-    linear varying-context experiment].
+    authors' pool scheme of Li et al. 2024, Sec. 5.2: 50 of 1,000 unit-sphere arms). Regret is
+    measured against the best offered arm. Defaults combine that scheme with the Ensemble++ linear
+    prior and
+    noise: ``theta* ~ N(0, 10 I)``, ``N(0, 1)`` noise, ``d = 50`` (our choice: the paper gives no
+    linear varying-context experiment).
 
     Attributes (besides :class:`LinearEnv`'s; ``fresh_arms`` must stay False):
       pool_size: the number of pooled arms (static).
@@ -80,7 +84,7 @@ class LinearVaryingEnv(LinearEnv):
 
     name = "linear-varying"
     description = "linear bandit offering 50 of a fixed pool of 1,000 arms each round"
-    paper = "seed-001 (Ensemble++ varying contexts; pool scheme of E4)"
+    paper = "Li et al. 2024 (the pool scheme of Sec. 5.2 on the linear bandit of Sec. 5.1)"
 
     dim: int = struct.field(pytree_node=False, default=50)
     noise_std: float = 1.0

@@ -3,8 +3,9 @@
 Mean reward ``f*(x) = <x, theta*>``, observed with ``N(0, noise_std^2)`` noise. Instance draws:
 
 * ``"sphere"``: normalised Gaussian vectors, ``g / ||g||`` with ``g ~ N(0, I_d)`` (the anytime
-  ensemble-sampling paper, seed-000 section 3.2: unit theta* and unit arms).
-* ``"gaussian"``: ``theta* ~ N(0, prior_var * I)`` (Ensemble++, seed-001: ``prior_var = 10``), and
+  ensemble-sampling paper, Sun et al. 2025, Sec. 7.1: unit theta* and unit arms).
+* ``"gaussian"``: ``theta* ~ N(0, prior_var * I)`` (Ensemble++, Li et al. 2024, Sec. 5.1:
+  ``prior_var = 10``), and
   for arms ``N(0, I / d)``.
 * ``"cube"`` (arms only): entries i.i.d. uniform in ``[-cube_halfwidth, cube_halfwidth]``
   (Russo & Van Roy's setting as Ensemble++ runs it, with half-width ``1 / sqrt(5)``).
@@ -87,8 +88,9 @@ class LinearEnvState(struct.PyTreeNode):
 class LinearEnv(Env):
     """K-armed linear bandit: ``reward = <x_a, theta*> + N(0, noise_std^2)``.
 
-    Defaults are the anytime ensemble-sampling paper's E-LIN (seed-000): ``d = 20``, ``K = 50``,
-    ``noise_std = 0.5``, unit-norm theta* and arms, one fixed arm set per run.
+    Defaults are the linear bandit of the anytime ensemble-sampling paper (Sun et al. 2025, Sec.
+    7.1): ``d = 20``, ``K = 50``, ``noise_std = 0.5``, unit-norm theta* and arms, one fixed arm set
+    per run.
 
     Attributes:
       dim: d.  num_arms: K.  noise_std: reward noise standard deviation.
@@ -107,7 +109,7 @@ class LinearEnv(Env):
 
     name = "linear"
     description = "finite-arm linear bandit (fixed or fresh arms), Gaussian noise"
-    paper = "seed-000 (E-LIN) / seed-001"
+    paper = "Sun et al. 2025, Sec. 7.1; Li et al. 2024, Sec. 5.1"
 
     dim: int = struct.field(pytree_node=False, default=20)
     num_arms: int = struct.field(pytree_node=False, default=50)
@@ -179,7 +181,7 @@ class LinearSphereEnv(Env):
 
     name = "linear-sphere"
     description = "linear bandit on the unit sphere (vector actions)"
-    paper = "seed-001 (compact action set)"
+    paper = "Li et al. 2024, App. F.1 (compact action set)"
 
     dim: int = struct.field(pytree_node=False, default=20)
     noise_std: float = 0.5

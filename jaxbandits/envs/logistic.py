@@ -1,18 +1,19 @@
 """Logistic bandits: ``f*(x) = sigmoid(<x, theta*>)``, with Gaussian or Bernoulli rewards.
 
-* ``logistic`` (:class:`LogisticEnv`): seed-000's E-LOG, ``reward = sigmoid(<x_a, theta*>) +
-  N(0, noise_std^2)`` (sigmoid plus Gaussian noise, not Bernoulli; section 3.1), with
+* ``logistic`` (:class:`LogisticEnv`): the logistic bandit of Sun et al. 2025 (Sec. 7.1), ``reward =
+  sigmoid(<x_a, theta*>) +
+  N(0, noise_std^2)`` (sigmoid plus Gaussian noise, not Bernoulli), with
   ``d = 20``, ``K = 50``, ``noise_std = 0.5`` and one fixed arm set per run; theta* and the arms
-  are unit vectors ``g / ||g||``, ``g ~ N(0, I_d)`` (section 3.2, drawn by
+  are unit vectors ``g / ||g||``, ``g ~ N(0, I_d)`` (the paper does not say; drawn by
   :func:`~jaxbandits.envs.linear.draw_vectors`).
 * ``logistic-bernoulli`` (:class:`LogisticBernoulliEnv`): the same instance with
-  ``reward ~ Bernoulli(sigmoid(<x_a, theta*>))`` (the logistic model seed-002's linear baselines
-  assume, and the reward of the anytime group's harness).
+  ``reward ~ Bernoulli(sigmoid(<x_a, theta*>))`` (the logistic model of Bae & Lee 2025, Sec. 2,
+  and the reward of the anytime group's harness, devzhk/LMCTS).
 
 Both take every option of :class:`~jaxbandits.envs.linear.LinearEnv` (priors, fresh arms every
 round, a shared instance) plus ``theta_scale``, which multiplies theta*: with unit theta* and arms
-the E-LOG gaps are tiny (best minus second about 0.019 at d = 20, K = 50), a larger scale makes
-the problem less flat. Feedback carries the exact pseudo-regret ``max_k f*(x_k) - f*(x_a)``.
+the ``logistic`` gaps are tiny (best minus second about 0.019 at d = 20, K = 50), a larger scale
+makes the problem less flat. Feedback carries the exact pseudo-regret ``max_k f*(x_k) - f*(x_a)``.
 """
 
 from __future__ import annotations
@@ -32,9 +33,9 @@ __all__ = ["LogisticBernoulliEnv", "LogisticEnv"]
 class LogisticEnv(LinearEnv):
     """Logistic bandit with Gaussian noise: ``reward = sigmoid(<x_a, theta*>) + N(0, sigma^2)``.
 
-    Seed-000's E-LOG (GLM-ES's experiment): ``d = 20``, ``K = 50``, ``sigma = 0.5``, unit theta*
-    and arms, one fixed arm set per run. Regret is ``max_k sigmoid(<x_k, theta*>) -
-    sigmoid(<x_a, theta*>)``.
+    Sun et al. 2025's logistic bandit (GLM-ES's experiment, Sec. 7.1): ``d = 20``, ``K = 50``,
+    ``sigma = 0.5``, unit theta* and arms, one fixed arm set per run. Regret is ``max_k
+    sigmoid(<x_k, theta*>) - sigmoid(<x_a, theta*>)``.
 
     Attributes (beyond :class:`~jaxbandits.envs.linear.LinearEnv`'s):
       theta_scale: multiplies theta* (``||theta*|| = theta_scale`` with the sphere prior).
@@ -43,13 +44,13 @@ class LogisticEnv(LinearEnv):
 
     Example::
 
-        env = jb.make_env("logistic")                      # E-LOG
+        env = jb.make_env("logistic")                      # Sun et al. 2025
         env = jb.make_env("logistic", dim=5, num_arms=10, theta_scale=3.0)
     """
 
     name = "logistic"
-    description = "logistic bandit: sigmoid(<x, theta*>) + Gaussian noise (seed-000 E-LOG)"
-    paper = "seed-000 (E-LOG, sections 3.1-3.2)"
+    description = "logistic bandit: sigmoid(<x, theta*>) + Gaussian noise"
+    paper = "Sun et al. 2025, Sec. 7.1"
 
     theta_scale: float = 1.0
     reward_kind: str = struct.field(pytree_node=False, default="gaussian")
@@ -96,6 +97,6 @@ class LogisticBernoulliEnv(LogisticEnv):
 
     name = "logistic-bernoulli"
     description = "logistic bandit with Bernoulli(sigmoid(<x, theta*>)) rewards"
-    paper = "seed-002 (logistic model, section 1); seed-000 group's harness [I]"
+    paper = "Bae & Lee 2025, Sec. 2 (the logistic model)"
 
     reward_kind: str = struct.field(pytree_node=False, default="bernoulli")

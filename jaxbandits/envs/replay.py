@@ -1,6 +1,6 @@
 """Replay of logged bandit data: the Open Bandit Dataset (OBD) as a K = 5 replay environment.
 
-Seed-002 App. J.1 (spec section 4.4): OBD's uniform-random logging policy chose an item for a
+Bae & Lee 2025, App. J.1: OBD's uniform-random logging policy chose an item for a
 user at one of 3 display positions and logged whether it was clicked. Each logged event becomes a
 round with a **candidate set** of ``num_candidates = 5`` items: the logged item plus the 4 other
 items with the highest user-item affinity scores (``user-item_affinity_<item>``; ties broken by
@@ -166,7 +166,7 @@ class OBDReplayState(struct.PyTreeNode):
 
 @register_env
 class OBDReplayEnv(DataBackedEnv):
-    """Open Bandit Dataset replay with K = 5 candidates (seed-002 App. J.1).
+    """Open Bandit Dataset replay with K = 5 candidates (Bae & Lee 2025, App. J.1).
 
     Round t replays logged event ``e = order[t mod N]``: arms are the features of the logged
     item and the 4 highest-affinity alternatives, in a per-run random order; the action is
@@ -188,7 +188,7 @@ class OBDReplayEnv(DataBackedEnv):
 
     name = "obd-replay"
     description = "Open Bandit Dataset replay, K = 5 candidates (reports accepted rounds and CTR)"
-    paper = "seed-002 App. J.1 (Saito et al. 2020 data)"
+    paper = "Bae & Lee 2025, App. J.1 (the data of Saito et al. 2020)"
     agent_families = ("baseline", "linear", "glm", "neural", "neural-logistic")
 
     def assumptions(self) -> Assumptions:

@@ -1,4 +1,5 @@
-"""The synthetic logistic bandits of the neural logistic bandit paper (seed-002 section 4.2).
+"""The synthetic logistic bandits of the neural logistic bandit paper (Bae & Lee 2025, Sec. 7, App.
+J).
 
 Rewards are ``r ~ Bernoulli(mu(h(x)))`` with ``mu = sigmoid`` and one of six latent functions,
 ``theta`` ``(d,)`` and ``Theta`` ``(d, d)`` with i.i.d. ``Unif(-1, 1)`` entries drawn per run:
@@ -18,12 +19,12 @@ h6    ``cos(3 x^T theta)``      Fig. 4c, 6g-i
 5; 10 / 50 / 10000 for the low / mid / high effective dimension of Figs. 3 and 6), i.i.d.
 ``Unif(-1, 1)^d`` (``feature_dist="uniform"``, the default: the paper rescales real data to
 [-1, 1] "for consistency with the synthetic environment") or uniform on the unit sphere
-(``"sphere"``); round t offers ``num_arms`` distinct pool vectors drawn uniformly (A22). The
+(``"sphere"``); round t offers ``num_arms`` distinct pool vectors drawn uniformly (our reading). The
 feedback's regret is the exact pseudo-regret ``max_k mu(h(x_k)) - mu(h(x_a))`` over the offered
 arms. Defaults: ``d = 20``, ``K = 5``, pool 2500.
 
-Sanity (seed-002 section 4.2, T = 2000, uniform features, pool 2500): uniform random play has
-regret about 486, 574, 900, 176, 0, 374 on h1-h6. h5 is degenerate under either feature
+Sanity (Bae & Lee 2025, Sec. 7, App. J, T = 2000, uniform features, pool 2500): uniform random play
+has regret about 486, 574, 900, 176, 0, 374 on h1-h6. h5 is degenerate under either feature
 distribution (``||Theta x||^2`` is large, so every arm has ``mu ~ 1``).
 """
 
@@ -85,8 +86,8 @@ class SyntheticState(struct.PyTreeNode):
 
 @register_env
 class NeuralLogSyntheticEnv(Env):
-    """Seed-002's synthetic logistic bandit: K of a per-run pool of vectors per round,
-    ``reward ~ Bernoulli(sigmoid(h(x_a)))`` for one of the six latent functions.
+    """Bae & Lee 2025's synthetic logistic bandit (Sec. 7, App. J): K of a per-run pool of vectors
+    per round, ``reward ~ Bernoulli(sigmoid(h(x_a)))`` for one of the six latent functions.
 
     Attributes:
       dim: d.  num_arms: K.
@@ -103,7 +104,7 @@ class NeuralLogSyntheticEnv(Env):
 
     name = "neurallog-synthetic"
     description = "Bernoulli(sigmoid(h(x))), h one of six nonlinear functions, K pool arms a round"
-    paper = "Bae & Lee 2025, Neural Logistic Bandits (seed-002 section 4.2)"
+    paper = "Bae & Lee 2025, Sec. 7, App. J"
     agent_families = ("baseline", "glm", "neural", "neural-logistic")
 
     def assumptions(self) -> Assumptions:

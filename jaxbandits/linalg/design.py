@@ -6,7 +6,7 @@ The G-optimal design of arms ``x_1..x_K`` (rows of ``arms``, ``(K, d)``, spannin
 
 By Kiefer-Wolfowitz it is also D-optimal (it maximises ``log det V(zeta)``) and at the optimum
 ``max_k x_k^T V(zeta)^{-1} x_k = d``. GLM-ES warms up by pulling the arms ``N_i`` times, the design
-rounded to ``tau`` pulls (seed-000 Algorithms 2 and 3, section 2.4).
+rounded to ``tau`` pulls (Sun et al. 2025, Algs. 2 and 3, App. B.6).
 
 Example::
 
@@ -118,7 +118,8 @@ def round_design(
     eps: float = 0.5,
     increment: str = "ratio",
 ) -> jax.Array:
-    """Rounds a design to ``n`` pulls: seed-000 Algorithm 3 (Pukelsheim ch. 12; Fiez et al. 2019).
+    """Rounds a design to ``n`` pulls: Sun et al. 2025, Alg. 3 (Pukelsheim ch. 12; Fiez et al.
+    2019).
 
     On the support (``p`` arms with ``weights > 0``)::
 
@@ -128,7 +129,7 @@ def round_design(
             else:          N_j -= 1 for j = argmax_i (N_i - 1) / zeta_i
         (enforce_min_count)  N_i = max(N_i, ceil(r(eps) / p))             (paper's line 15)
 
-    Corrections to the printed algorithm (seed-000 section 2.4, A6, A10): the increment uses
+    Corrections to the printed algorithm (Sun et al. 2025, Alg. 3, App. B.6): the increment uses
     ``N_i / zeta_i`` as Pukelsheim and Fiez's code do (``increment="literal"`` keeps the paper's
     ``(N_i - 1) / zeta_i``); line 15 is off by default, so ``sum N = n`` exactly, and when on it
     rounds ``r(eps) / p`` up and the total becomes ``sum N >= n``. The clip at 0 only matters for

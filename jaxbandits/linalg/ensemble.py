@@ -12,13 +12,14 @@ so that ``A_t = V_t^{-1} (V_0 A_0 + sum_s x_s u_s^T)``: column ``m`` is the ridg
 targets ``u_{s,m}`` with prior centre ``A_{0,m}``. Every linear ensemble agent is this update with
 its own targets:
 
-* **Ensemble++** (seed-001 section 2.2, Eq. 4): ``u = sigma z_t`` with ``z_t ~ P_z`` unit-norm.
+* **Ensemble++** (Li et al. 2024, Sec. 3.1, Eqs. 2-4, Eq. 4): ``u = sigma z_t`` with ``z_t ~ P_z``
+  unit-norm.
   In the paper's notation ``Sigma_t = sigma^2 V_t^{-1}``, ``g = Sigma_{t-1} x``,
   ``alpha = sigma^2 + x^T g``, ``k = g / alpha`` and
   ``A_t = A_{t-1} + k (sigma z_t^T - x^T A_{t-1})``, which is exactly
   ``A_t = Sigma_t (Sigma_{t-1}^{-1} A_{t-1} + x z_t^T / sigma)``. The sample is
   ``theta = mu + beta A zeta`` with ``zeta ~ P_zeta`` (:mod:`jaxbandits.linalg.perturb`).
-* **Ensemble sampling** (Lee & Oh, Lu & Van Roy; seed-003 section 2.1): column ``j`` is member
+* **Ensemble sampling** (Lee & Oh, Lu & Van Roy; Lee & Oh 2024, Eqs. 1, 5): column ``j`` is member
   ``j``'s offset ``zeta^j = theta^j - mu`` and ``u = (Z_t^1, ..., Z_t^m)`` its reward
   perturbations; the member is ``mu + A e_j``.
 
@@ -94,7 +95,8 @@ def prior_factor(
 ) -> jax.Array:
     """An initial factor ``A_0 = scale * B`` of shape ``(d, M)`` with ``E[A_0 A_0^T] = scale^2 I``.
 
-    With ``scale = noise_std / sqrt(reg)`` this is ``Sigma_0^{1/2} B`` (seed-001 section 2.2):
+    With ``scale = noise_std / sqrt(reg)`` this is ``Sigma_0^{1/2} B`` (Li et al. 2024, Sec. 3.1,
+    Eqs. 2-4):
 
     * ``init="paper"``: ``B_ij ~ N(0, 1/M)``, i.e. the columns are ``N(0, Sigma_0) / sqrt(M)``;
     * ``init="code"``: each of the d rows of ``B`` is a draw of ``P_z`` (``perturbation``), as in

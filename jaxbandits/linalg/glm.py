@@ -1,7 +1,7 @@
 """Generalised linear models on weighted data: loss, gradient, Hessian, and the two solvers.
 
 Every GLM agent (GLM-ES, UCB-GLM, GLM-TSL, Logistic-UCB-1, ada-OFU-ECOLog) fits the
-regularised negative log-likelihood (seed-000 eq. 4.1) through these functions::
+regularised negative log-likelihood (Sun et al. 2025, Sec. 4.2) through these functions::
 
     L(theta) = reg/2 ||theta||^2 - sum_i [ s_i x_i^T theta - n_i b(x_i^T theta) ]
     grad L   = reg theta + sum_i (n_i mu(x_i^T theta) - s_i) x_i
@@ -9,7 +9,8 @@ regularised negative log-likelihood (seed-000 eq. 4.1) through these functions::
 
 on rows ``(x_i, n_i, s_i)``. The loss is linear in the rewards, so the rows can be
 
-* **per-arm statistics** (a fixed arm set, seed-000 section 2.0): ``x_i`` the K arms, ``n_i`` the
+* **per-arm statistics** (a fixed arm set, Sun et al. 2025, Sec. 4.1): ``x_i`` the K arms, ``n_i``
+  the
   pull counts and ``s_i`` the (perturbed) reward sums -- O(K d) per gradient, exact; or
 * **a history** (changing contexts): ``x_i`` the played features, ``n_i`` 1 for a valid row and 0
   for an empty one, ``s_i`` the (perturbed) reward.
@@ -133,10 +134,11 @@ def glm_gd(
     """``num_steps`` gradient steps on the GLM loss from ``theta`` (warm start).
 
     * ``"mean"`` (default): steps of ``learning_rate`` on ``L / max(n, 1)``, ``n = sum_i n_i``
-      (same argmin; seed-000 A3: the paper's 100 steps at 0.01 on the sum diverge at large n);
+      (same argmin; Sun et al. 2025, Sec. 7.2's 100 steps at 0.01 on the sum diverge at large n);
     * ``"sum"``: steps of ``learning_rate`` on ``L`` itself (the literal reading);
     * ``"mean_plus_reg"``: on the mean data loss plus the unscaled regulariser
-      (``L_data / n + reg/2 ||theta||^2``; a different argmin, seed-002 A10's "mean+lambda").
+      (``L_data / n + reg/2 ||theta||^2``; a different argmin, one reading of Bae & Lee 2025, App.
+      A).
     """
     if reduction not in REDUCTIONS:
         raise ValueError(f"reduction must be one of {REDUCTIONS}, got {reduction!r}")

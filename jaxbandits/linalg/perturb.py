@@ -1,12 +1,13 @@
 """Reference, perturbation and update-index distributions of Ensemble++ (one place for all).
 
-Ensemble++ (Li, Xu, Wang & Luo; seed-001 section 2.1, paper Appendix E) uses three laws on R^M:
+Ensemble++ (Li et al. 2024, App. B.1, Algs. 3-7, App. E) uses three laws on R^M:
 
 * **reference** ``zeta ~ P_zeta`` (acting): isotropic, ``E[zeta zeta^T] = I_M``; the sample is
   ``theta = mu + A zeta``.
 * **perturbation** ``z ~ P_z`` (updating): ``z = zeta / ||zeta||``, unit-norm and conditionally
   ``1/sqrt(M)``-sub-Gaussian (Lemma 4.2); ``"gaussian"`` is the experiments' ``N(0, I_M / M)``,
-  isotropic with ``E||z||^2 = 1`` but not unit-norm (seed-001 section 4, A6).
+  isotropic with ``E||z||^2 = 1`` but not unit-norm (Li et al. 2024, Sec. 5: "Gaussian
+  perturbation").
 * **update index** ``xi`` (the neural loss, Eq. 8): the whole support of a discrete reference law,
   enumerated, so the symmetrised loss is exact (all ``2M`` vectors ``+-sqrt(M) e_m`` for
   ``"coordinate"``).
@@ -121,7 +122,8 @@ def reference_sample(
 def perturbation_sample(
     key: jax.Array, kind: str, size: int, *, sparsity: int = 2, dtype=None
 ) -> jax.Array:
-    """One perturbation vector ``z`` in ``R^M`` for the factor update (seed-001 section 2.1).
+    """One perturbation vector ``z`` in ``R^M`` for the factor update (Li et al. 2024, App. B.1,
+    Algs. 3-7).
 
     ``z = zeta / sqrt(M)`` with ``zeta`` from :func:`reference_sample`: unit-norm and isotropic
     with ``E[z z^T] = I_M / M`` (``"sphere"``: uniform on ``S^{M-1}``; ``"cube"``:

@@ -1,7 +1,8 @@
 """Feature networks ("backbones"): any Flax NNX module that maps an input to a feature vector.
 
-The neural ensemble agents (Ensemble++, Ensemble+, EpiNet, greedy; seed-001 sections 2.8-2.12)
-and LMC-TS put their heads on a backbone ``h(x; w)``: ``(..., d) -> (..., D)``. The contract is
+The neural ensemble agents (Ensemble++, Ensemble+, EpiNet, greedy; Li et al. 2024, Sec. 3.3, App.
+A.5, App. A.7.1) and LMC-TS put their heads on a backbone ``h(x; w)``: ``(..., d) -> (..., D)``. The
+contract is
 one callable, hashable so that agents can keep it as a static field::
 
     backbone(in_features: int, *, rngs: nnx.Rngs) -> nnx.Module   # module(x) -> (..., D)
@@ -18,7 +19,7 @@ plugging in one's own network is one line::
     agent = jb.make_agent("neural-ensemble-pp", backbone=Trunk)
 
 :class:`MLPBackbone` is the papers' default: ``hidden = (64, 64)``, a ReLU after every layer,
-biases, PyTorch's ``nn.Linear`` initialisation (seed-001 section 2.8: the feature is the
+biases, PyTorch's ``nn.Linear`` initialisation (Li et al. 2024, Sec. 3.3, Alg. 1: the feature is the
 post-ReLU last hidden vector, no output layer). :func:`feature_dim` finds ``D`` abstractly.
 """
 

@@ -1,27 +1,28 @@
 """A ReLU network with a vector output: the feature map of the neural dueling bandits.
 
-NVLDB (seed-004 Eq. 2; Oh, Park & Paik) splits its network into a deep feature map and a
+NVLDB (Oh et al. 2026, Eq. 2) splits its network into a deep feature map and a
 linear head, ``f(x) = theta^T phi(x; W)``::
 
     phi(x; W) = c * relu( W_L relu(W_{L-1} ... relu(W_1 x' + b_1) ... ) + b_L )
 
 with width ``m``, depth ``L`` (the number of weight matrices: ``W_1`` ``(m, d')``, ``W_l``
 ``(m, m)``, ``W_L`` ``(D, m)``), ``c = sqrt(m)`` (``scale_output``) and the final ReLU
-(``final_relu``) both switchable (seed-004 A3), biases only with ``bias`` (the paper's equations
+(``final_relu``) both switchable (Eq. 2 has both), biases only with ``bias`` (the paper's equations
 have none). The same module with ``D = 1``, biases, no scale and no final ReLU is the plain
-scalar MLP of the NDB baseline (seed-004 section 7: ``d -> 32 -> 32 -> 1``).
+scalar MLP of the NDB baseline (Verma et al. 2024, as APOHF's ``NeuralDBDiag``: ``d -> 32 -> 32
+-> 1``).
 
 Initialisations (``init``):
 
 * ``"torch"``: PyTorch's ``nn.Linear`` default, every weight and bias ``U(-1/sqrt(fan_in),
-  1/sqrt(fan_in))`` (seed-004 A4, the default for NVLDB).
+  1/sqrt(fan_in))`` (the default for NVLDB: the paper's code is PyTorch).
 * ``"normal"``: every weight and bias i.i.d. ``N(0, 1)`` (the NDB reference code, APOHF's
   ``NeuralDBDiag``).
-* ``"symmetric"``: the theory init of seed-004 Eq. 3, ``W_l = blockdiag(w, w)`` with ``w``
+* ``"symmetric"``: the theory init of Oh et al. 2026, Eq. 3, ``W_l = blockdiag(w, w)`` with ``w``
   i.i.d. ``N(0, 4/m)`` for ``l < L`` and ``W_L = [w, -w]`` with ``w`` i.i.d. ``N(0, 2/m)``; no
   biases, even width, and with ``double_input`` (``x' = [x; x] / sqrt 2``) ``phi(x; W_0) = 0``
   for every x (up to float rounding). Since ``relu'(0) = 0`` no gradient reaches ``W`` from
-  there (seed-004 A4): an option for theory checks, not for training.
+  there: an option for theory checks, not for training.
 
 Like :class:`~jaxbandits.nets.Network`, agents keep a static :class:`FeatureNetwork` handle and
 the parameters (an ``nnx.State``) in their state; ``apply`` merges them inside pure functions.

@@ -1,35 +1,37 @@
 """Index networks: ``f(x, xi)`` ``(..., C)`` for an index ``xi`` in ``R^M``, on any backbone.
 
-The neural agents of Ensemble++ (seed-001 sections 2.8-2.12) all evaluate a network at an
-input ``x`` and an *index* ``xi``: a reference draw when acting, each vector of the update-index
-set in the loss. Every head below reads features ``h(x)`` of a backbone
+The neural agents of Ensemble++ (Li et al. 2024, Sec. 3.3, App. A.5, App. A.7.1) all evaluate a
+network at an input ``x`` and an *index* ``xi``: a reference draw when acting, each vector of the
+update-index set in the loss. Every head below reads features ``h(x)`` of a backbone
 (:mod:`jaxbandits.nets.backbone`) and returns ``C`` outputs (1 for regression, 2 logits for the
 classification head, one per action for a task with a single input per round):
 
 * ``"ensemble++"`` (:class:`EnsemblePPNet`, Eq. 12): ``f(x, xi) = <h, b> + s_post <sg h, W xi>
   + s_prior <sg h, W0 xi>`` with a trainable base ``b`` ``(D, C)`` (no bias), a trainable factor
-  ``W`` ``(C D, M)`` (Xavier-normal, or zero: A16) and a frozen prior factor ``W0`` (A7:
-  ``"gaussian"``, i.i.d. ``N(0, 1/M)``, the paper's columns ``N(0, I/M)``; ``"sphere"``, every row
+  ``W`` ``(C D, M)`` (Xavier-normal, or zero; App. B does not say) and a frozen prior factor ``W0``
+  ( ``"gaussian"``, i.i.d. ``N(0, 1/M)``, the paper's columns ``N(0, I/M)``; ``"sphere"``, every row
   uniform on ``S^{M-1}``, the authors' code). ``sg`` is ``stop_gradient``: the backbone learns from
   the base term only. Linear in ``xi``: the head's ``u = sg(h)^T (s_post W + s_prior W0)`` is
   computed once for all indices.
-* ``"ensemble+"`` (:class:`EnsemblePlusNet`, Osband et al.; section 2.10): ``M`` linear heads
+* ``"ensemble+"`` (:class:`EnsemblePlusNet`, Osband et al. 2018; Li et al. 2024, App. A.5, Eq. 11):
+  ``M`` linear heads
   with biases on the trainable backbone and ``M`` frozen heads on a separate frozen copy of it
   (its own initialisation), ``f_m(x) = s_post g_m(h(x)) + s_prior g0_m(h0(x))``; with the
   one-hot index ``xi = e_m`` that is ``f(x, xi) = sum_m xi_m f_m(x)``. No stop-gradient.
-* ``"epinet"`` (:class:`EpiNet`, Osband et al. 2023; section 2.11): ``f(x, xi) = mu(x) + s_post
+* ``"epinet"`` (:class:`EpiNet`, Osband et al. 2023; Li et al. 2024, App. A.7.1): ``f(x, xi) = mu(x)
+  + s_post
   sigma_L(x, xi) + s_prior sigma_P(x, xi)``: a linear head with bias ``mu``, a learnable MLP
   ``[15, 15]`` on ``[x, sg h(x), xi]`` with ``M C`` outputs contracted with ``xi``, and ``M``
   frozen prior MLPs ``[5, 5]`` on the raw ``x`` (Xavier-normal weights, zero biases), contracted
   with ``xi``.
-* ``"none"`` (:class:`BaseNet`, the greedy baseline; section 2.12): ``f(x) = <h, b>``.
+* ``"none"`` (:class:`BaseNet`, the greedy baseline of Li et al. 2024, Sec. 5.2): ``f(x) = <h, b>``.
 
 :class:`IndexNetwork` is the static, hashable handle that agents keep: ``init`` returns the
 trainable parameters and the frozen ones separately (every parameter under an attribute named
 ``prior`` is frozen: :data:`FROZEN`), so gradients are taken with respect to the former only and
 a prior cannot move.
 
-Parameter counts (A8): :func:`paper_param_count` gives the paper's formulas (Appendix A.7.1:
+Parameter counts: :func:`paper_param_count` gives the paper's formulas (Appendix A.7.1:
 frozen parts and a base-head bias counted; 11,713 / 22,288 / 17,931 for Ensemble++ / Ensemble+ /
 EpiNet at d = 100, D = 64, C = 1, M = 8), :attr:`IndexNetwork.num_trainable` the modules' own
 trainable count (11,200 for Ensemble++ there, the authors' code).
@@ -215,9 +217,9 @@ class IndexNetwork(struct.PyTreeNode):
 
     Attributes (all static): ``head`` (one of :data:`HEADS`), ``backbone`` (a backbone callable,
     :class:`~jaxbandits.nets.MLPBackbone` by default), ``in_features`` (d), ``num_outputs`` (C),
-    ``ensemble_size`` (M), ``prior_init`` and ``zero_init`` (Ensemble++'s A7 and A16),
-    ``train_backbone`` (False: the backbone is frozen, trained heads only; seed-001 2.9's
-    frozen language model) and ``input_dtype`` (``"float"``, or ``"int32"`` for token ids).
+    ``ensemble_size`` (M), ``prior_init`` and ``zero_init`` (the paper's and the code's inits),
+    ``train_backbone`` (False: the backbone is frozen, trained heads only; Li et al. 2024, App.
+    G.4's frozen language model) and ``input_dtype`` (``"float"``, or ``"int32"`` for token ids).
 
     Example::
 
@@ -298,7 +300,7 @@ def _counts(network: IndexNetwork) -> tuple[int, int]:
 
 def paper_param_count(head: str, in_features: int, hidden: tuple[int, ...] = (64, 64),
                       num_outputs: int = 1, ensemble_size: int = 8) -> int:
-    """The paper's parameter count (Appendix A.7.1; seed-001 A8) of ``head`` on an MLP trunk.
+    """The paper's parameter count (Li et al. 2024, App. A.7.1) of ``head`` on an MLP trunk.
 
     With ``H`` the trunk's parameters (weights and biases): Ensemble++ ``H + (2M + 1) D C + C``,
     Ensemble+ ``2H + 2M (D + 1) C``, EpiNet ``H + 15d + 15D + 31M + 255 + 16C + M (5d + 35 +

@@ -1,16 +1,17 @@
 """The NTK-parameterised ReLU network of the neural bandit papers, its gradient features and
 design matrices, and NTK diagnostics.
 
-The network (seed-000 section 2.5, seed-002 section 1; Zhou et al. 2020) is bias-free::
+The network (Sun et al. 2025, Sec. 4.3, App. C, Bae & Lee 2025, Sec. 2; Zhou et al. 2020) is
+bias-free::
 
     f(x; theta) = sqrt(m) * W_L relu(W_{L-1} relu( ... relu(W_1 x') ))
 
 with width ``m``, depth ``L`` (the number of weight matrices: ``W_1`` ``(m, d')``, ``W_l``
 ``(m, m)`` for ``2 <= l <= L-1``, ``W_L`` ``(1, m)``), so ``p = m d' + m^2 (L - 2) + m``
 parameters (820 for ``d' = 20, m = 20, L = 3``; the papers' ``m^2 (L - 1)`` is off by one layer).
-The input ``x'`` is ``x``, or ``[x; x] / sqrt 2`` with ``double_input`` (seed-002 Assumption 4.2;
-``d' = 2d``); with the symmetric init and an odd ``d`` without doubling, ``x`` is padded with one
-zero so that the two input halves exist (``d' = d + 1``; the padded column gets no gradient).
+The input ``x'`` is ``x``, or ``[x; x] / sqrt 2`` with ``double_input`` (Bae & Lee 2025, Assumption
+4.2; ``d' = 2d``); with the symmetric init and an odd ``d`` without doubling, ``x`` is padded with
+one zero so that the two input halves exist (``d' = d + 1``; the padded column gets no gradient).
 
 Initialisations (``init``):
 
@@ -86,7 +87,7 @@ class MLP(nnx.Module):
 
     By default the bias-free scalar network of the module docstring (``c = sqrt(m)``, no final
     ReLU, ``f(x)`` ``(...)``); with ``out_features=D`` a vector ``(..., D)``, as the feature map
-    of the neural dueling bandits (:class:`~jaxbandits.nets.FeatureMLP`, Oh, Park & Paik 2026).
+    of the neural dueling bandits (:class:`~jaxbandits.nets.FeatureMLP`, Oh et al. 2026).
 
     Args:
       in_features: d, the raw input dimension.
@@ -172,7 +173,7 @@ def kernel_init(key: jax.Array, shape: tuple[int, int], output: bool, init: str)
     """One kernel ``(out, in)`` of a ReLU network, drawn by ``init`` (the library's one
     initialiser; ``output``: the last layer, ``m`` below the hidden width):
 
-    * ``"symmetric"`` (Zhou et al. 2020; Oh, Park & Paik 2026, Eq. 3): ``blockdiag(w, w)`` with
+    * ``"symmetric"`` (Zhou et al. 2020; Oh et al. 2026, Eq. 3): ``blockdiag(w, w)`` with
       ``w`` i.i.d. ``N(0, 4/m)``, or ``[w, -w]`` with ``w`` i.i.d. ``N(0, 2/m)`` for the output;
     * ``"gaussian"``: i.i.d. ``N(0, 2/m)``;
     * ``"torch"``: PyTorch's ``nn.Linear`` default ``U(-1/sqrt(fan_in), 1/sqrt(fan_in))``;
@@ -359,16 +360,17 @@ def ntk_gram(network: Network, params: nnx.State, x: jax.Array) -> jax.Array:
 def ntk_limit(x: jax.Array, depth: int) -> jax.Array:
     """The infinite-width NTK of the bias-free ReLU network, ``(K, K)`` for ``x`` ``(K, d)``.
 
-    The recursion of seed-002 Definition C.1 with the standard covariance
-    ``[[S_ii, S_ij], [S_ij, S_jj]]`` (its A2): ``S^1 = H^1 = x x^T`` and for ``l < L``, with
+    The recursion of Bae & Lee 2025, Definition C.1 with the standard covariance
+    ``[[S_ii, S_ij], [S_ij, S_jj]]`` (the printed recursion repeats ``S_ij``): ``S^1 = H^1 = x x^T``
+    and for ``l < L``, with
     ``cos t_ij = S_ij / sqrt(S_ii S_jj)``::
 
         S^{l+1}_ij = sqrt(S_ii S_jj) (sin t + (pi - t) cos t) / pi   (= 2 E[relu(u) relu(v)])
         H^{l+1}_ij = H^l_ij (pi - t) / pi + S^{l+1}_ij               ((pi - t) / pi = 2 P(u, v > 0))
 
     Returns ``H^L``: the limit of :func:`ntk_gram` at ``theta_0`` (the inputs' doubling and
-    padding keep inner products), with ``H^L_ii = L ||x_i||^2`` (seed-002's
-    ``E ||g / sqrt m||^2 = L``). The papers' Gram matrix is ``(H^L + S^L) / 2``.
+    padding keep inner products), with ``H^L_ii = L ||x_i||^2`` (Bae & Lee
+    2025, Sec. 2: ``E ||g / sqrt m||^2 = L``). The papers' Gram matrix is ``(H^L + S^L) / 2``.
     """
     sigma = x @ x.T
     ntk = sigma
@@ -382,8 +384,8 @@ def ntk_limit(x: jax.Array, depth: int) -> jax.Array:
 
 
 def effective_dimension(gram: jax.Array, reg: jax.Array | float, horizon: int) -> jax.Array:
-    """Seed-000's effective dimension ``log det(I + T H / reg) / log(1 + T K / reg)`` for the
-    ``(K, K)`` NTK Gram matrix ``H`` of a fixed arm set and horizon ``T``."""
+    """The effective dimension of Sun et al. 2025, Sec. 5.2 ``log det(I + T H / reg) / log(1 + T K /
+    reg)`` for the ``(K, K)`` NTK Gram matrix ``H`` of a fixed arm set and horizon ``T``."""
     num_arms = gram.shape[-1]
     eye = jnp.eye(num_arms, dtype=gram.dtype)
     _, logdet = jnp.linalg.slogdet(eye + horizon * gram / reg)

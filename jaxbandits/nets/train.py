@@ -1,7 +1,7 @@
 """Training networks: full-batch gradient descent on fixed-shape data (:func:`net_gd`), and a
 replay buffer with minibatch Adam (:class:`ReplayBuffer`, :func:`minibatch_adam`) at the end.
 
-Every neural agent fits the regularised loss (seed-000 section 2.5; Zhou et al. 2020)::
+Every neural agent fits the regularised loss (Sun et al. 2025, Sec. 4.3, App. C; Zhou et al. 2020)::
 
     L(theta) = sum_i [ n_i b(f(x_i; theta)) - s_i f(x_i; theta) ] + reg/2 ||theta - anchor||^2
 
@@ -9,7 +9,7 @@ on rows ``(x_i, n_i, s_i)`` (the :class:`~jaxbandits.linalg.GLMData` rows: input
 With the identity link ``b(u) = u^2 / 2`` the data term is the squared loss
 ``1/2 sum_l (f(X_l) - Y_l)^2`` up to a theta-independent constant, in either row layout:
 
-* **per-arm statistics** (a fixed arm set, seed-000 section 2.0): ``x_i`` the K arms, ``n_i``
+* **per-arm statistics** (a fixed arm set, Sun et al. 2025, Sec. 4.1): ``x_i`` the K arms, ``n_i``
   the pull counts and ``s_i`` the reward sums, since ``sum_l (f(X_l) - Y_l)^2 =
   sum_k n_k (f(x_k) - ybar_k)^2 + const``; exact, O(K) per step whatever t;
 * **a ring buffer** (changing contexts): ``x_i`` the played inputs, ``n_i`` the validity mask
@@ -19,11 +19,12 @@ The logistic link (``b = softplus``) gives the binary cross-entropy of the neura
 bandits on the same rows. ``reg`` is the whole coefficient: the papers' ``1/2 lambda m
 ||theta - theta_0||^2`` is ``reg = lambda * m`` with ``anchor = theta_0``.
 
-Reductions (seed-000 A3, seed-002 A10): ``"mean"`` (default) descends ``L / max(n, 1)``,
-``n = sum_i n_i`` -- the same minimiser, stable at lr 0.01 for any n, and the same trajectory as
-``"sum"`` with step ``learning_rate / n``; ``"sum"`` descends ``L`` itself (the literal reading,
-which diverges once n is large); ``"mean_plus_reg"`` descends ``data / n + reg/2 ||theta -
-anchor||^2`` (a different minimiser; the reference code's weight decay).
+Reductions (Sun et al. 2025, Sec. 7.2 and Bae & Lee 2025, App. A both take 100 steps of 0.01):
+``"mean"`` (default) descends ``L / max(n, 1)``, ``n = sum_i n_i`` -- the same minimiser, stable at
+lr 0.01 for any n, and the same trajectory as ``"sum"`` with step ``learning_rate / n``; ``"sum"``
+descends ``L`` itself (the literal reading, which diverges once n is large); ``"mean_plus_reg"``
+descends ``data / n + reg/2 ||theta - anchor||^2`` (a different minimiser; the reference code's
+weight decay).
 """
 
 from __future__ import annotations
@@ -192,7 +193,8 @@ def training_round(
 
 
 # ------------------------------------------------------------------------------------------------
-# A replay buffer and minibatch Adam (the neural ensemble agents of Ensemble++, seed-001 2.8).
+# A replay buffer and minibatch Adam (the neural ensemble agents of Ensemble++, Li et al. 2024,
+# Sec. 3.3, Alg. 1).
 
 
 ReplayBuffer = Ring  # the ring buffer of jaxbandits.ring: rows (a pytree), num_obs, size
@@ -219,12 +221,12 @@ def minibatch_adam(
     ``loss(params, batch, key)`` is the minibatch loss (``batch`` as :func:`replay_sample`
     returns it). The gradient of every parameter gets ``reg / |D| * param`` added before Adam
     (PyTorch's ``Adam(weight_decay=reg / |D|)``, with ``|D|`` the number of filled rows, as the
-    authors reset it before every step; seed-001 section 2.8), and the Adam state carries over
-    from the previous call. ``num_steps`` may be traced (0 in a round without training: no step
-    is run, also under ``vmap``). With ``max_steps`` (static) the loop always runs ``max_steps``
-    iterations and keeps the state unchanged from step ``num_steps`` on: a fixed trip count,
-    which reverse-mode differentiation needs (gradients through training, e.g. with respect to
-    ``learning_rate``); the same result, at the cost of the skipped steps.
+    authors reset it before every step; Li et al. 2024, Sec. 3.3, Alg. 1), and the Adam state
+    carries over from the previous call. ``num_steps`` may be traced (0 in a round without training:
+    no step is run, also under ``vmap``). With ``max_steps`` (static) the loop always runs
+    ``max_steps`` iterations and keeps the state unchanged from step ``num_steps`` on: a fixed trip
+    count, which reverse-mode differentiation needs (gradients through training, e.g. with respect
+    to ``learning_rate``); the same result, at the cost of the skipped steps.
     """
     optimizer = optax.adam(learning_rate)
     decay = reg / jnp.maximum(buffer.size, 1).astype(jnp.result_type(float))

@@ -1,6 +1,6 @@
 """A small GPT-2-style causal transformer: the text feature network of GPT-Ensemble++.
 
-Seed-001 section 2.9 (Appendix G.4) puts the Ensemble++ heads on GPT-2: a post is tokenised,
+Li et al. 2024 (App. G.4) put the Ensemble++ heads on GPT-2: a post is tokenised,
 right-padded (or truncated) to ``L`` tokens with the pad id ``50256`` (GPT-2's end-of-text), and
 its feature is the **last-layer hidden state at the last non-pad token**. No pretrained weights
 can be fetched offline, so :class:`TransformerEncoder` is the same architecture, randomly
@@ -60,7 +60,7 @@ __all__ = [
 
 #: GPT-2's vocabulary size (50,257 byte-level BPE tokens).
 GPT2_VOCAB_SIZE = 50257
-#: GPT-2's end-of-text token, the pad id of seed-001's GPT runs.
+#: GPT-2's end-of-text token, the pad id of Li et al. 2024's GPT runs.
 GPT2_PAD_ID = 50256
 
 _INIT_STD = 0.02  # GPT-2's initializer_range
@@ -254,7 +254,7 @@ class TransformerNetwork(NetworkHandle):
     @classmethod
     def gpt2_small(cls, max_length: int = 512) -> TransformerNetwork:
         """GPT-2 small's shape (D = 768, 12 heads, 12 blocks; 124M parameters with 1,024
-        positions), randomly initialised; ``max_length`` 512 as in seed-001's runs."""
+        positions), randomly initialised; ``max_length`` 512 as in Li et al. 2024's runs."""
         return cls(max_length=max_length, width=768, num_heads=12, num_layers=12)
 
     @property

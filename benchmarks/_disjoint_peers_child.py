@@ -1,0 +1,89 @@
+"""The peer side of ``benchmarks/disjoint_peers.py``: plays MABWiser's or OBP's LinUCB, LinTS
+and epsilon-greedy on the instances the engine plays, in the peer's own Python (it imports
+NumPy and the peer only; OBP 0.5.7 needs Python 3.10).
+
+    python _disjoint_peers_child.py INSTANCES.npz {mabwiser|obp} OUT.json
+
+``INSTANCES.npz`` holds ``shared`` (R, T, d), ``means`` (R, T, K), ``rewards`` (R, T, K) and the
+hyperparameters; each run is played online (act on x_t, observe rewards[r, t, a], learn), and
+the regret is ``max_k means[r, t, k] - means[r, t, a]``. Writes ``{algorithm: [final regret per
+run]}`` and the seconds each algorithm took.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+import numpy as np
+
+
+def play_mabwiser(name, shared, means, rewards, hp, seed):
+    from mabwiser.mab import MAB, LearningPolicy
+
+    num_arms = means.shape[-1]
+    policy = {
+        "lin-ucb": LearningPolicy.LinUCB(alpha=hp["alpha"], l2_lambda=hp["reg"]),
+        "lin-ts": LearningPolicy.LinTS(alpha=hp["v"], l2_lambda=hp["reg"]),
+        "epsilon-greedy": LearningPolicy.LinGreedy(epsilon=hp["epsilon"], l2_lambda=hp["reg"]),
+    }[name]
+    mab = MAB(arms=list(range(num_arms)), learning_policy=policy, seed=seed)
+    regret = 0.0
+    for t in range(shared.shape[0]):
+        x = shared[t][None]
+        if t == 0:  # MABWiser predicts after a first fit; its first arm is drawn uniformly
+            arm = int(np.random.default_rng(seed).integers(num_arms))
+        else:
+            arm = int(mab.predict(x))
+        reward = rewards[t, arm]
+        regret += means[t].max() - means[t, arm]
+        if t == 0:
+            mab.fit([arm], [reward], x)
+        else:
+            mab.partial_fit([arm], [reward], x)
+    return regret
+
+
+def play_obp(name, shared, means, rewards, hp, seed):
+    from obp.policy import LinEpsilonGreedy, LinTS, LinUCB
+
+    dim, num_arms = shared.shape[-1], means.shape[-1]
+    if hp["reg"] != 1.0:
+        raise ValueError("OBP 0.5.7's linear policies fix lambda = 1 (A = I)")
+    if name == "lin-ucb":
+        policy = LinUCB(dim=dim, n_actions=num_arms, epsilon=hp["alpha"], random_state=seed)
+    elif name == "lin-ts":
+        if hp["v"] != 1.0:
+            raise ValueError("OBP 0.5.7's LinTS samples N(theta, A^-1): v = 1 only")
+        policy = LinTS(dim=dim, n_actions=num_arms, random_state=seed)
+    else:
+        policy = LinEpsilonGreedy(dim=dim, n_actions=num_arms, epsilon=hp["epsilon"],
+                                  random_state=seed)
+    regret = 0.0
+    for t in range(shared.shape[0]):
+        x = shared[t][None]
+        arm = int(policy.select_action(x)[0])
+        regret += means[t].max() - means[t, arm]
+        policy.update_params(action=arm, reward=float(rewards[t, arm]), context=x)
+    return regret
+
+
+def main() -> None:
+    path, library, out = sys.argv[1:4]
+    data = np.load(path)
+    hp = {k: float(data[k]) for k in ("alpha", "v", "epsilon", "reg")}
+    algorithms = [str(a) for a in data["algorithms"]]
+    play = {"mabwiser": play_mabwiser, "obp": play_obp}[library]
+    finals, seconds = {}, {}
+    for name in algorithms:
+        start = time.perf_counter()
+        finals[name] = [play(name, data["shared"][r], data["means"][r], data["rewards"][r], hp,
+                             seed=r) for r in range(data["shared"].shape[0])]
+        seconds[name] = time.perf_counter() - start
+    with open(out, "w") as f:
+        json.dump({"final_regret": finals, "seconds": seconds}, f)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,139 @@
+"""What the throughput scripts share: agent specs, JAX timing and plain/markdown tables.
+
+Importing this module imports neither jax nor jaxbandits (the scripts split the CPU first).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from typing import Any
+
+from jaxbandits.tables import render_table
+
+CPU_DEVICES_HELP = ("split the CPU into this many XLA devices, the runs sharded over them "
+                    "(jb.use_cpu_cores; default: one per core, as `jaxbandits run` does; 1: "
+                    "XLA's single CPU device)")
+
+
+def int_list(text: str) -> list[int]:
+    """``"1,10,100"`` -> ``[1, 10, 100]`` (positive integers; an argparse type)."""
+    values = [int(v) for v in text.split(",") if v.strip()]
+    if not values or any(v <= 0 for v in values):
+        raise argparse.ArgumentTypeError(f"expected positive integers, got {text!r}")
+    return values
+
+
+def parse_value(text: str) -> Any:
+    """An override's value: bool, None, int, float, or else the string itself."""
+    lowered = text.lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    if lowered == "none":
+        return None
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def parse_agent_spec(spec: str) -> tuple[str, tuple[tuple[str, Any], ...]]:
+    """``"name[:field=value...]"`` -> ``(name, ((field, value), ...))``."""
+    name, *fields = [part.strip() for part in spec.split(":")]
+    overrides = []
+    for field in fields:
+        key, sep, value = field.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"bad override {field!r} in {spec!r}: expected field=value")
+        overrides.append((key.strip(), parse_value(value.strip())))
+    return name, tuple(overrides)
+
+
+BLOCK_RUNS_HELP = ("simulate's runs per block: a number, 'all' (one block of all the runs of "
+                   "a row: one wave, what a GPU wants) or the engine's default "
+                   "(jb.default_block_runs: on a CPU 8 neural, 128 otherwise; 128x on a GPU)")
+
+
+def block_runs_option(value: str) -> int | str | None:
+    """``--block-runs``: ``None`` (the engine's default), ``"all"`` or a positive number."""
+    if value in ("", "default"):
+        return None
+    if value == "all":
+        return value
+    if not value.isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive number or 'all', got {value!r}")
+    return int(value)
+
+
+def time_jax(env, agent, horizon: int, runs: int, *, repeats: int, min_time: float,
+             chunk_size: int | None, seed: int, max_time: float = math.inf,
+             block_runs: int | str | None = None) -> dict:
+    """Best-of-``repeats`` seed-steps/s of ``jb.simulate`` (compile excluded).
+
+    A trial repeats the same call until its summed wall time reaches ``min_time``; no trial
+    starts once ``max_time`` seconds have been spent (a long trial is its own average).
+    ``block_runs`` is simulate's (``"all"``: ``runs``). Returns ``{"rate", "wall", "compile",
+    "calls"}``.
+    """
+    import jaxbandits as jb
+
+    compile_time = None
+    best_rate, best_wall, calls, spent = 0.0, 0.0, 0, 0.0
+    for _ in range(repeats):
+        if spent >= max_time:
+            break
+        wall, seed_steps = 0.0, 0
+        while True:
+            result = jb.simulate(env, agent, seed, horizon, runs, progress=False,
+                                 chunk_size=chunk_size,
+                                 block_runs=runs if block_runs == "all" else block_runs)
+            calls += 1
+            if compile_time is None:
+                compile_time = result.compile_time
+            wall += result.wall_time
+            seed_steps += runs * horizon
+            if wall >= min_time:
+                break
+        spent += wall
+        if seed_steps / wall > best_rate:
+            best_rate, best_wall = seed_steps / wall, wall
+    return {"rate": best_rate, "wall": best_wall, "compile": compile_time or 0.0, "calls": calls}
+
+
+def matmul_gflops(rows: int = 2048, width: int = 2048, runs: int | None = None,
+                  min_time: float = 1.0) -> float:
+    """GFLOP/s of a jitted float32 ``(rows, width) @ (width, width)`` product on JAX's default
+    device, or with ``runs`` of the batched ``(runs, rows, width) @ (runs, width, width)`` (one
+    matrix per run, as a vmapped neural round multiplies). The default square 2048 product is the
+    attainable arithmetic rate, as a yardstick (about 190-200 GFLOP/s on the 2-core development
+    machine, above the 142 of the reference roofline). Timed for ``min_time`` s after compiling."""
+    import time
+
+    import jax
+    import jax.numpy as jnp
+
+    batch = () if runs is None else (runs,)
+    inputs = jnp.ones(batch + (rows, width), jnp.float32)
+    weights = jnp.ones(batch + (width, width), jnp.float32)
+    product = jax.jit(jnp.matmul)
+    product(inputs, weights).block_until_ready()
+    calls, start = 0, time.perf_counter()
+    while (elapsed := time.perf_counter() - start) < min_time or calls < 3:
+        product(inputs, weights).block_until_ready()
+        calls += 1
+    return 2.0 * (runs or 1) * rows * width * width * calls / elapsed / 1e9
+
+
+def fmt_rate(x: float | None) -> str:
+    """A rate for a table: thousands separators, more digits below 100, ``-`` for none."""
+    if x is None:
+        return "-"
+    return f"{x:,.0f}" if x >= 100 else f"{x:,.1f}" if x >= 1 else f"{x:.3f}"
+
+
+def print_table(header: list[str], body: list[list[str]], markdown: bool) -> None:
+    """Prints rows as aligned plain text (first column left, the rest right) or markdown."""
+    align = "l" + "r" * (len(header) - 1)
+    print(render_table(header, body, format="markdown" if markdown else "text", align=align))
