@@ -21,7 +21,7 @@ import jax
 from jaxbandits.core import Agent, Env
 from jaxbandits.results import Result
 from jaxbandits.runner.checks import check_agents, check_grid, check_grid_values, label_of
-from jaxbandits.runner.engine import play
+from jaxbandits.runner.engine import compile_ahead, compiling_ahead, play
 from jaxbandits.runner.options import Configs, run_options
 from jaxbandits.runner.sink import under
 
@@ -127,14 +127,24 @@ def compare(
 
     Run ``r`` of every agent sees the same problem instance, contexts and reward noise. Takes the
     keyword arguments of :func:`simulate`; checkpoints go to ``checkpoint_dir/<name>`` and
-    streamed results to ``save_to/<name>``.
+    streamed results to ``save_to/<name>``. The agents' programs are lowered first and compiled
+    one after another on a background thread, so that an agent compiles while the ones before
+    it play (the same programs, so the same numbers, as one :func:`simulate` per agent).
     """
     check_agents(agents)
     results = {}
-    for label, agent in agents.items():
-        results[label] = simulate(env, agent, key, horizon, num_runs, name=label,
-                                  checkpoint_dir=under(checkpoint_dir, label),
-                                  save_to=under(save_to, label), **kwargs)
+    with compiling_ahead() as pool:
+        for label, agent in agents.items():
+            configs = Configs([env], [agent], [label])
+            try:
+                options = run_options(configs, key, horizon, num_runs, **kwargs)
+            except Exception:  # noqa: BLE001 - raised again, in order, by its own call below
+                break
+            compile_ahead(configs.with_presets(), options, pool)
+        for label, agent in agents.items():
+            results[label] = simulate(env, agent, key, horizon, num_runs, name=label,
+                                      checkpoint_dir=under(checkpoint_dir, label),
+                                      save_to=under(save_to, label), **kwargs)
     return results
 
 

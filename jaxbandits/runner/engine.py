@@ -11,10 +11,13 @@ numbers).
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import dataclasses
 import json
+import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +34,13 @@ from jaxbandits.runner.memory import check_memory
 from jaxbandits.runner.multihost import any_process, host, put, share_restored
 from jaxbandits.runner.options import Configs, RunOptions
 from jaxbandits.runner.plan import Plan
-from jaxbandits.runner.programs import block_programs, compile_program, stack_grid
+from jaxbandits.runner.programs import (
+    block_programs,
+    compile_program,
+    forget_unfinished,
+    stack_grid,
+)
+from jaxbandits.runner.programs import compile_ahead as ahead
 from jaxbandits.runner.progress import Progress
 from jaxbandits.runner.resume import (
     carry_arrays,
@@ -42,7 +51,7 @@ from jaxbandits.runner.resume import (
 )
 from jaxbandits.runner.sink import Sink, result_paths
 
-__all__ = ["play"]
+__all__ = ["compile_ahead", "compiling_ahead", "play"]
 
 PyTree = Any
 
@@ -70,32 +79,78 @@ def play(configs: Configs, options: RunOptions) -> list[Result]:
         return _play_groups(configs, options, paths)
 
 
-def _play_groups(configs: Configs, options: RunOptions, paths) -> list[Result]:
-    # Grid points that differ in static fields (sizes, laws) are played by programs of their
-    # own, one group per distinct structure; each point's runs are the same bits either way.
+def _static_groups(configs: Configs) -> list[list[int]]:
+    """The configurations' indices grouped by static structure (one program pair per group)."""
     groups: dict[Any, list[int]] = {}
     for i, (e, a) in enumerate(zip(configs.envs, configs.agents, strict=True)):
         groups.setdefault((jax.tree.structure(e), jax.tree.structure(a)), []).append(i)
+    return list(groups.values())
+
+
+def _group_plan(configs: Configs, options: RunOptions) -> tuple[Plan, RunOptions]:
+    """Where a group's runs are played, and its options with the devices it uses."""
+    plan = Plan(len(configs.envs), options.num_runs, options.block_runs, 1)
+    plan = dataclasses.replace(plan, num_devices=min(len(options.devices), plan.num_blocks))
+    return plan, options.replace(devices=options.devices[: plan.num_devices])
+
+
+def compile_ahead(configs: Configs, options: RunOptions,
+                  executor: concurrent.futures.Executor) -> None:
+    """Lowers here the programs that ``play(configs, options)`` will run and compiles them on
+    ``executor``; ``play`` then waits for them instead of compiling (``compare`` compiles its
+    agents' programs while the first agents play). Never changes results: the programs are
+    the ones ``play`` would compile."""
+    for members in _static_groups(configs):
+        group = configs.pick(members) if len(members) < len(configs.labels) else configs
+        plan, group_options = _group_plan(group, options)
+        inputs = _Inputs(group, group_options, plan)
+        env_w, agent_w = inputs.params(plan.wave(0))
+        init = ahead(inputs.init_fn, "init", env_w, agent_w, inputs.key,
+                     inputs.run_ids(plan.wave(0)), executor=executor)
+        blocks = inputs.blocks
+        like = jax.tree.map(lambda s, b=blocks: jax.ShapeDtypeStruct(s.shape, s.dtype, sharding=b),
+                            init)
+        ahead(inputs.chunk_fn, "chunk", env_w, agent_w, like, inputs.zero, inputs.horizon,
+              inputs.steps, executor=executor)
+
+
+def _play_groups(configs: Configs, options: RunOptions, paths) -> list[Result]:
+    # Grid points that differ in static fields (sizes, laws) are played by programs of their
+    # own, one group per distinct structure; each point's runs are the same bits either way.
+    groups = _static_groups(configs)
     if len(groups) == 1:
         return _play_group(configs, options, paths)
     results: list[Result | None] = [None] * len(configs.labels)
-    for number, members in enumerate(groups.values()):
-        folder = options.checkpoint_dir
-        sub = options.replace(
-            checkpoint_dir=None if folder is None else Path(folder) / f"static-{number}")
-        done = _play_group(configs.pick(members), sub,
-                           None if paths is None else [paths[i] for i in members])
-        for i, result in zip(members, done, strict=True):
-            results[i] = result
+    with compiling_ahead() as pool:  # the next groups compile while the first play
+        compile_ahead(configs, options, pool)
+        for number, members in enumerate(groups):
+            folder = options.checkpoint_dir
+            sub = options.replace(
+                checkpoint_dir=None if folder is None else Path(folder) / f"static-{number}")
+            done = _play_group(configs.pick(members), sub,
+                               None if paths is None else [paths[i] for i in members])
+            for i, result in zip(members, done, strict=True):
+                results[i] = result
     return results
+
+
+@contextlib.contextmanager
+def compiling_ahead():
+    """A background thread for :func:`compile_ahead`; on leaving, the compiles not started
+    are dropped (a later call compiles them itself)."""
+    pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="jaxbandits-compile")
+    try:
+        yield pool
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+        forget_unfinished()
 
 
 def _play_group(configs: Configs, options: RunOptions, paths) -> list[Result]:
     """Plays configurations of one static structure (one pair of compiled programs)."""
     envs, agents, labels = configs.envs, configs.agents, configs.labels
-    plan = Plan(len(envs), options.num_runs, options.block_runs, 1)
-    plan = dataclasses.replace(plan, num_devices=min(len(options.devices), plan.num_blocks))
-    options = options.replace(devices=options.devices[: plan.num_devices])
+    plan, options = _group_plan(configs, options)
+    warn_padding(plan, labels, options)
     check_memory(envs[0], agents[0], plan, options,
                  streamed=paths is not None or options.checkpoint_dir is not None)
 
@@ -119,36 +174,72 @@ def _play_group(configs: Configs, options: RunOptions, paths) -> list[Result]:
             ckpt.close()
 
 
+def warn_padding(plan: Plan, labels: list[str], options: RunOptions) -> None:
+    """Warns when the default block leaves more than half of the runs computed unused (they are
+    played and dropped), naming ``block_runs`` and a block that fits."""
+    real = plan.num_points * plan.num_runs
+    computed = plan.num_blocks * plan.block_runs
+    if not options.block_runs_default or 2 * real >= computed:
+        return
+    fits = min(plan.block_runs, plan.num_runs)
+    warnings.warn(
+        f"{labels[0] if len(labels) == 1 else 'sweep'}: {plan.num_runs} run(s) in blocks of "
+        f"{plan.block_runs} (the default block_runs): {computed - real} of the {computed} runs "
+        f"computed are padding, played and dropped. block_runs={fits} computes no padding "
+        "(results depend on block_runs: the same block size gives the same numbers).",
+        UserWarning, stacklevel=_stacklevel())
+
+
+def _stacklevel() -> int:
+    """The stack level of the first frame outside jaxbandits (the user's call)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("jaxbandits"):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+class _Inputs:
+    """A group's programs and their inputs on the devices: the environment and agent leaves of
+    a wave (``params``), its run ids, the key, horizon, recorded steps and a zero round."""
+
+    def __init__(self, configs: Configs, options: RunOptions, plan: Plan):
+        mesh = Mesh(np.asarray(options.devices), ("runs",))
+        self.blocks = NamedSharding(mesh, PartitionSpec("runs"))
+        replicated = NamedSharding(mesh, PartitionSpec())
+        self.init_fn, self.chunk_fn = block_programs(len(options.steps), options.chunk_size, mesh)
+        self._grid = (stack_grid(configs.envs), stack_grid(configs.agents))
+        self._params: dict[tuple[int, ...], tuple[PyTree, PyTree]] = {}
+        self._block_runs = plan.block_runs
+        self.key = put(options.key, replicated)
+        self.steps = put(np.asarray(options.steps), replicated)
+        self.horizon = put(np.asarray(options.horizon, np.int32), replicated)
+        self.zero = put(np.zeros((), np.int32), replicated)
+
+    def params(self, wave) -> tuple[PyTree, PyTree]:
+        points = tuple(g for g, _, _ in wave)
+        if points not in self._params:
+            pick = lambda x: x[np.asarray(points)]  # noqa: E731
+            self._params[points] = put(tuple(jax.tree.map(pick, g) for g in self._grid),
+                                       self.blocks)
+        return self._params[points]
+
+    def run_ids(self, wave) -> jax.Array:
+        B = self._block_runs
+        ids = np.concatenate([start + np.arange(B, dtype=np.int64) for _, start, _ in wave])
+        return put(ids.astype(np.uint32), self.blocks)
+
+
 def _play(configs: Configs, options: RunOptions, plan: Plan, files: _Files) -> list[Result]:
     envs, agents, labels = configs.envs, configs.agents, configs.labels
     key, horizon, steps, devices = options.key, options.horizon, options.steps, options.devices
     chunk_size = options.chunk_size
     ckpt, restored, paths = files.ckpt, files.restored, files.paths
-    mesh = Mesh(np.asarray(devices), ("runs",))
-    blocks = NamedSharding(mesh, PartitionSpec("runs"))
-    replicated = NamedSharding(mesh, PartitionSpec())
-    env_grid, agent_grid = stack_grid(envs), stack_grid(agents)
-    init_fn, chunk_fn = block_programs(len(steps), chunk_size, mesh)
+    inputs = _Inputs(configs, options, plan)
+    init_fn, chunk_fn, params, run_ids = (inputs.init_fn, inputs.chunk_fn, inputs.params,
+                                          inputs.run_ids)
+    blocks, key, zero = inputs.blocks, inputs.key, inputs.zero
+    horizon_arr, steps_arr = inputs.horizon, inputs.steps
     B, N, S, D = plan.block_runs, plan.num_runs, len(steps), plan.num_devices
-
-    params_cache: dict[tuple[int, ...], tuple[PyTree, PyTree]] = {}
-
-    def params(wave):
-        points = tuple(g for g, _, _ in wave)
-        if points not in params_cache:
-            pick = lambda x: x[np.asarray(points)]  # noqa: E731
-            params_cache[points] = put(
-                (jax.tree.map(pick, env_grid), jax.tree.map(pick, agent_grid)), blocks)
-        return params_cache[points]
-
-    def run_ids(wave):
-        ids = np.concatenate([start + np.arange(B, dtype=np.int64) for _, start, _ in wave])
-        return put(ids.astype(np.uint32), blocks)
-
-    key = put(key, replicated)
-    steps_arr = put(np.asarray(steps), replicated)
-    horizon_arr = put(np.asarray(horizon, np.int32), replicated)
-    zero = put(np.zeros((), np.int32), replicated)
     wave0 = plan.wave(0)
     env_w, agent_w = params(wave0)
     label = labels[0] if len(labels) == 1 else f"sweep of {len(labels)}"

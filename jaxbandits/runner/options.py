@@ -71,6 +71,7 @@ class RunOptions:
       steps: ``(S,)`` int32 the recorded steps, increasing, in ``[1, T]``.
       chunk_size: rounds per compiled chunk (never changes the numbers).
       block_runs: runs per block (part of the configuration: results depend on it).
+      block_runs_default: whether ``block_runs`` is the default (the caller gave none).
       devices: the devices the blocks are spread over.
       max_memory: bytes one device may use for a block (None: its free memory).
       checkpoint_dir / overwrite: where the state is committed after every chunk, and whether
@@ -88,6 +89,7 @@ class RunOptions:
     chunk_size: int
     block_runs: int
     devices: tuple[jax.Device, ...]
+    block_runs_default: bool = False
     max_memory: int | None = None
     checkpoint_dir: Path | None = None
     overwrite: bool = False
@@ -134,7 +136,8 @@ def run_options(configs: Configs, key: jax.Array | int, horizon: int, num_runs: 
     steps = record_steps(o["record"], horizon, num_records)
     key = as_key(key)
     devices = check_devices(o["devices"])
-    block_runs = (default_block_runs(agents[0], devices[0].platform) if block_runs is None
+    block_runs_default = block_runs is None
+    block_runs = (default_block_runs(agents[0], devices[0].platform) if block_runs_default
                   else block_runs)
     check_sizes(block_runs=block_runs)
     if not isinstance(o["overwrite"], bool):
@@ -143,6 +146,7 @@ def run_options(configs: Configs, key: jax.Array | int, horizon: int, num_runs: 
         check_sizes(max_memory=max_memory)
     return RunOptions(
         key=key, horizon=horizon, num_runs=num_runs, steps=steps, chunk_size=chunk_size,
-        block_runs=block_runs, devices=tuple(devices), max_memory=max_memory,
+        block_runs=block_runs, devices=tuple(devices), block_runs_default=block_runs_default,
+        max_memory=max_memory,
         checkpoint_dir=o["checkpoint_dir"], overwrite=o["overwrite"], save_to=o["save_to"],
         save_folder=bool(o["save_folder"]), progress=progress, run_info=run_info)

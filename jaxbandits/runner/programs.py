@@ -10,7 +10,9 @@ fixture calls it after each module); :func:`trace_counts` counts the traces.
 from __future__ import annotations
 
 import collections
+import concurrent.futures
 import functools
+import threading
 import time
 from typing import Any
 
@@ -23,7 +25,9 @@ from jaxbandits.runner import run
 from jaxbandits.runner.checks import as_arrays
 
 __all__ = [
-    "block_programs", "clear_compiled", "compile_program", "stack_grid", "trace_counts",
+    "block_programs", "clear_compiled", "compile_ahead", "compile_program", "forget_unfinished",
+    "stack_grid",
+    "trace_counts",
 ]
 
 PyTree = Any
@@ -75,31 +79,109 @@ def _first(tree: PyTree) -> PyTree:
     return jax.tree.map(lambda x: x[0], tree)
 
 
-_COMPILED: dict[Any, Any] = {}
+# signature -> Future of ``(compiled program, compile seconds)``: a program lowered by one caller
+# (``compile_ahead``) may be compiled on a worker thread while another waits for it.
+_COMPILED: dict[Any, concurrent.futures.Future] = {}
+_CLAIMED: set[Any] = set()  # signatures whose compile seconds a result has counted
+_LOCK = threading.Lock()
 
 
 def clear_compiled() -> None:
     """Drops the runner's compiled programs (its own cache of ahead-of-time compiled chunks and
     the jitted functions per mesh), so that their memory can be freed; the next run compiles
     again. :func:`jax.clear_caches` does not reach them."""
-    _COMPILED.clear()
+    with _LOCK:
+        _COMPILED.clear()
+        _CLAIMED.clear()
     block_programs.cache_clear()
+
+
+def _signature(fn, name: str, args) -> tuple:
+    leaves, treedef = jax.tree.flatten(args)
+    shapes = tuple((np.shape(x), _dtype(x), _sharding(x)) for x in leaves)
+    return (id(fn), name, treedef, shapes)
+
+
+def _claim(signature) -> tuple[concurrent.futures.Future, bool]:
+    """The future of the program with this signature, and whether this caller must compile it
+    (no one has claimed it yet)."""
+    with _LOCK:
+        future = _COMPILED.get(signature)
+        if future is not None:
+            return future, False
+        future = _COMPILED[signature] = concurrent.futures.Future()
+        return future, True
 
 
 def compile_program(fn, name: str, *args, announce=None) -> tuple[Any, float]:
     """An ahead-of-time compiled ``fn`` for these argument shapes (cached), and its compile time;
-    ``announce()`` is called before compiling (not on a cache hit)."""
-    leaves, treedef = jax.tree.flatten(args)
-    shapes = tuple((np.shape(x), _dtype(x), _sharding(x)) for x in leaves)
-    signature = (id(fn), name, treedef, shapes)
-    if signature in _COMPILED:
-        return _COMPILED[signature], 0.0
-    if announce is not None:
+    ``announce()`` is called before compiling (not on a cache hit). A program that
+    :func:`compile_ahead` is compiling on another thread is waited for, and its compile seconds
+    counted once."""
+    signature = _signature(fn, name, args)
+    future, mine = _claim(signature)
+    if mine:
+        if announce is not None:
+            announce()
+        _compile_into(future, signature, _lower(future, signature, fn, args))
+    elif not future.done() and announce is not None:
         announce()
+    compiled, seconds = future.result()
+    with _LOCK:
+        first = signature not in _CLAIMED
+        _CLAIMED.add(signature)
+    return compiled, seconds if first else 0.0
+
+
+def compile_ahead(fn, name: str, *args, executor: concurrent.futures.Executor) -> PyTree:
+    """Lowers ``fn`` for these argument shapes here (tracing reads this thread's JAX
+    configuration) and compiles it on ``executor`` unless it is cached or under way; a later
+    :func:`compile_program` with the same shapes waits for it. Returns the program's output
+    shapes and dtypes (the next program's inputs)."""
+    signature = _signature(fn, name, args)
+    future, mine = _claim(signature)
+    if not mine and future.done() and future.exception() is None:
+        return future.result()[0].out_info
+    if not mine:  # under way elsewhere: lowered again here for its output shapes only
+        return fn.lower(*args).out_info
+    lowered = _lower(future, signature, fn, args)
+    executor.submit(_compile_into, future, signature, lowered)
+    return lowered.out_info
+
+
+def forget_unfinished() -> None:
+    """Drops the programs still waiting for (or under) an ahead-of-time compile whose executor
+    was shut down: a later call compiles them itself instead of waiting."""
+    with _LOCK:
+        for signature in [s for s, f in _COMPILED.items() if not f.done()]:
+            del _COMPILED[signature]
+
+
+def _lower(future: concurrent.futures.Future, signature, fn, args):
+    try:
+        return fn.lower(*args)
+    except BaseException as err:
+        _fail(future, signature, err)
+        raise
+
+
+def _compile_into(future: concurrent.futures.Future, signature, lowered) -> None:
     start = time.perf_counter()
-    compiled = fn.lower(*args).compile()
-    _COMPILED[signature] = compiled
-    return compiled, time.perf_counter() - start
+    try:
+        compiled = lowered.compile()
+    except BaseException as err:
+        _fail(future, signature, err)
+        return
+    future.set_result((compiled, time.perf_counter() - start))
+
+
+def _fail(future: concurrent.futures.Future, signature, err: BaseException) -> None:
+    """Drops a program that failed to lower or compile (a later call tries again, and raises
+    again) and hands the error to whoever waits for it."""
+    with _LOCK:
+        if _COMPILED.get(signature) is future:
+            del _COMPILED[signature]
+    future.set_exception(err)
 
 
 def _dtype(x) -> Any:
