@@ -40,6 +40,7 @@ import dataclasses
 import hashlib
 import json
 import math
+import os
 import re
 import shlex
 import sys
@@ -521,11 +522,16 @@ def run_options(horizon: int, chunk_size: int, num_records: int, include: Iterab
     """Keyword arguments for ``jb.simulate`` / ``compare`` / ``sweep`` with shape-stable programs.
 
     ``chunk_size`` and the number of recorded steps are fixed, so calls that differ only in the
-    horizon reuse one compiled program (chunking never changes the numbers).
+    horizon reuse one compiled program (chunking never changes the numbers). The environment
+    variable ``BENCH_BLOCK_RUNS`` sets ``block_runs`` (the default block of an accelerator can be
+    far larger than a paper's run count).
     """
-    return {"chunk_size": min(chunk_size, horizon),
-            "record": record_steps(horizon, num_records, include).tolist(),
-            "progress": progress}
+    options = {"chunk_size": min(chunk_size, horizon),
+               "record": record_steps(horizon, num_records, include).tolist(),
+               "progress": progress}
+    if os.environ.get("BENCH_BLOCK_RUNS"):  # e.g. one block of a paper's 200 runs on a GPU
+        options["block_runs"] = int(os.environ["BENCH_BLOCK_RUNS"])
+    return options
 
 
 def timer() -> float:
