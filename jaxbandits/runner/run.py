@@ -25,6 +25,7 @@ import jax.numpy as jnp
 from flax import struct
 
 from jaxbandits.core import Agent, Env, float_dtype
+from jaxbandits.metrics import RECORDED
 
 __all__ = [
     "Carry",
@@ -60,10 +61,10 @@ class Carry(struct.PyTreeNode):
     Attributes:
       env_state / agent_state: the instance and the agent's state.
       keys: the run's key streams.
-      cumulative: ``(3 + M,)`` cumulative regret, reward and accepted rounds, then the M extra
-        metrics of the environment (``Spec.metrics``, in its order).
-      records: ``(S + 1, 3 + M)`` the cumulative values at the recorded steps (the last row is
-        a scratch slot written by unrecorded steps).
+      cumulative: ``(C,)`` with ``C = len(RECORDED) + M``: cumulative regret, reward and
+        accepted rounds, then the M extra metrics of the environment (``Spec.metrics``).
+      records: ``(S + 1, C)`` the cumulative values at the recorded steps (the last row is a
+        scratch slot written by unrecorded steps).
       bad_step: ``(2,)`` int32, the first round with a non-finite reward, regret or extra
         metric (or a cumulative sum of them that overflowed), and the first round whose action
         was out of range (an index outside ``[0, K)``, a non-finite vector), each -1 if none.
@@ -90,8 +91,9 @@ def run_keys(key: jax.Array, run_id: jax.Array) -> tuple[jax.Array, jax.Array, R
 
 
 def num_columns(spec) -> int:
-    """Columns of the cumulative values: regret, reward, accepted, then the extra metrics."""
-    return 3 + len(spec.metrics)
+    """Columns of the cumulative values: the recorded metrics (``jaxbandits.metrics.RECORDED``:
+    regret, reward, accepted), then the environment's extra metrics."""
+    return len(RECORDED) + len(spec.metrics)
 
 
 def init(env: Env, agent: Agent, key: jax.Array, run_id: jax.Array | int,

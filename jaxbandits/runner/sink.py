@@ -8,11 +8,16 @@ from pathlib import Path
 import numpy as np
 
 from jaxbandits.core import float_dtype
+from jaxbandits.metrics import RECORDED
 from jaxbandits.results import Result
 from jaxbandits.runner.checks import safe_name
 from jaxbandits.runner.plan import Plan
 
 __all__ = ["Sink", "result_paths", "under"]
+
+# The record's columns: the built-in cumulative values in the vocabulary's order, then the extras.
+_REGRET, _REWARD, _ACCEPTED = (RECORDED.index(m) for m in ("regret", "reward", "accepted"))
+_EXTRA = len(RECORDED)
 
 
 class Sink:
@@ -24,7 +29,7 @@ class Sink:
         self.plan, self.paths, self.replay, self.dtype = plan, paths, replay, float_dtype()
         self.metrics = metrics
         self.steps = steps.astype(np.int64)
-        shape = (plan.num_points * plan.num_runs, len(steps), 3 + len(metrics))
+        shape = (plan.num_points * plan.num_runs, len(steps), _EXTRA + len(metrics))
         self.memory = self.rows = self.writers = None
         if ckpt is not None:
             self.rows = ckpt.records(shape, self.dtype)
@@ -40,8 +45,9 @@ class Sink:
                             dtype=self.dtype, metrics=self.metrics)
 
     def _write_rows(self, writer, start: int, rows: np.ndarray) -> None:
-        writer.write(start, rows[..., 0], rows[..., 1], rows[..., 2] if self.replay else None,
-                     {m: rows[..., 3 + i] for i, m in enumerate(self.metrics)})
+        writer.write(start, rows[..., _REGRET], rows[..., _REWARD],
+                         rows[..., _ACCEPTED] if self.replay else None,
+                     {m: rows[..., _EXTRA + i] for i, m in enumerate(self.metrics)})
 
     def write(self, g: int, start: int, rows: np.ndarray) -> None:
         offset = g * self.plan.num_runs + start
@@ -71,11 +77,11 @@ class Sink:
         if self.writers is None and self.paths is None:
             rows = self.memory if self.memory is not None else _read_rows(self.rows)
             block = rows[g * n: (g + 1) * n]
-            return Result(steps=self.steps, cumulative_regret=np.ascontiguousarray(block[..., 0]),
-                          cumulative_reward=np.ascontiguousarray(block[..., 1]),
-                          accepted=np.ascontiguousarray(block[..., 2]) if self.replay else None,
-                          metrics={m: np.ascontiguousarray(block[..., 3 + i])
-                                   for i, m in enumerate(self.metrics)},
+            column = lambda i: np.ascontiguousarray(block[..., i])  # noqa: E731
+            return Result(steps=self.steps, cumulative_regret=column(_REGRET),
+                          cumulative_reward=column(_REWARD),
+                          accepted=column(_ACCEPTED) if self.replay else None,
+                          metrics={m: column(_EXTRA + i) for i, m in enumerate(self.metrics)},
                           **fields)
         if self.writers is None:  # checkpointed and streamed: copy the rows into the result
             source = _read_rows(self.rows)
