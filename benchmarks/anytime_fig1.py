@@ -1,31 +1,32 @@
-"""Anytime ensemble sampling (Sun, Wang & Xu), Figure 1: E-LIN and E-LOG with the DT variants.
+"""Anytime ensemble sampling (Sun, Wang & Xu), Figure 1: the linear and logistic bandits, with DT.
 
 Reproduces the linear and logistic panels of Sun et al. 2025, Fig. 1 (Sec. 7.1-7.2), with
-the paper's claims about them:
+the paper's claims about them. A panel is named after its environment, as the paper names its
+bandits (Sec. 7.1):
 
-* **E-LIN** (``linear``: unit theta* and arms, ``N(0, 0.5^2)`` noise): Lin-ES (``lin-es``, m = 25,
-  sigma_R = 0.1, lambda = 1, no initial perturbation) against LinUCB and LinTS, plus Lin-ES with
-  the doubling trick (``lin-es-dt``, T_0 = 100 and 300; an extension: the paper gives the DT
-  schedule for GLM-ES and Neural-ES only). LinPHE is left out: Gaussian LinPHE is LinTS in law
-  (Lee & Oh 2024, Sec. 6), so tuned LinTS stands for both. A second, diagnostic Lin-ES with
-  sigma_R = 0.5 (the noise std) runs in the same sweep: with no initial perturbation and no
-  warm-up, the paper's Lin-ES starts with theta^j = 0 (an all-way tie, arm 0) and its members
-  only ever differ along the arms played so far, so a run whose first arms have positive means
-  can lock onto them; sigma_R = 0.1 rarely perturbs it out.
-* **E-LOG** (``logistic``: ``sigmoid(<x, theta*>) + N(0, 0.5^2)``): GLM-ES (``glm-es``, m = 10,
-  sigma_R = 0.1, lambda = 1, tau design warm-up rounds, 100 gd steps of 0.01 on the mean loss)
-  and GLM-ES-DT100 / DT300 (``glm-es-dt``: restarts at ``floor(T_0 b^e)``, ``b = 2.618``,
-  ``m_e = ceil(2 ln L_e)``, ``sigma_R,e = 0.02 ln L_e``, warm-up ``min(tau, L_e)`` per epoch)
-  against UCB-GLM and GLM-TSL with the same warm-up and solver (Sun et al. 2025, Sec. 7.2; the
-  grid is our choice).
+* **linear** (the linear bandit, ``linear``: unit theta* and arms, ``N(0, 0.5^2)`` noise): Lin-ES
+  (``lin-es``, m = 25, sigma_R = 0.1, lambda = 1, no initial perturbation) against LinUCB and
+  LinTS, plus Lin-ES with the doubling trick (``lin-es-dt``, T_0 = 100 and 300; an extension: the
+  paper gives the DT schedule for GLM-ES and Neural-ES only). LinPHE is left out: Gaussian LinPHE
+  is LinTS in law (Lee & Oh 2024, Sec. 6), so tuned LinTS stands for both. A second, diagnostic
+  Lin-ES with sigma_R = 0.5 (the noise std) runs in the same sweep: with no initial perturbation
+  and no warm-up, the paper's Lin-ES starts with theta^j = 0 (an all-way tie, arm 0) and its
+  members only ever differ along the arms played so far, so a run whose first arms have positive
+  means can lock onto them; sigma_R = 0.1 rarely perturbs it out.
+* **logistic** (the logistic bandit, ``logistic``: ``sigmoid(<x, theta*>) + N(0, 0.5^2)``):
+  GLM-ES (``glm-es``, m = 10, sigma_R = 0.1, lambda = 1, tau design warm-up rounds, 100 gd steps
+  of 0.01 on the mean loss) and GLM-ES-DT100 / DT300 (``glm-es-dt``: restarts at
+  ``floor(T_0 b^e)``, ``b = 2.618``, ``m_e = ceil(2 ln L_e)``, ``sigma_R,e = 0.02 ln L_e``,
+  warm-up ``min(tau, L_e)`` per epoch) against UCB-GLM and GLM-TSL with the same warm-up and
+  solver (Sun et al. 2025, Sec. 7.2; the grid is our choice).
 
 The paper names no linear or logistic baselines; these are our choice (Sec. 7.2 names only
-Neural-UCB and Neural-TS)
-and their exploration scales are tuned over a small grid by one ``jb.sweep`` each (the best final
-regret is plotted; every grid point is in the table; tuning on the evaluation runs favours the
-baselines). Every agent sees the same instances and noise (common random numbers), so the gaps
-in the tables are paired run by run. The E-DIST / E-QUAD panels (Neural-ES) belong to the neural
-reproduction: :data:`PANELS` maps a panel name to a builder, and a neural panel is one more entry.
+Neural-UCB and Neural-TS) and their exploration scales are tuned over a small grid by one
+``jb.sweep`` each (the best final regret is plotted; every grid point is in the table; tuning on
+the evaluation runs favours the baselines). Every agent sees the same instances and noise (common
+random numbers), so the gaps in the tables are paired run by run. The distance and quadratic
+panels (Neural-ES) belong to the neural reproduction: :data:`PANELS` maps a panel name to a
+builder, and a neural panel is one more entry. ``--set 'panels=["logistic"]'`` runs one panel.
 
 Scales: ``small`` (d = 10, K = 20, T = 2,000, 10 instances, tau = 200; a few minutes on a 2-core
 CPU) and ``paper`` (d = 20, K = 50, T = 10,000, 10 instances, tau = 500; meant for a GPU). Run it
@@ -56,15 +57,17 @@ from benchmarks import framework as C
 from jaxbandits import Result
 
 NAME = "anytime_fig1"
-TITLE = "Anytime ensemble sampling, Figure 1: E-LIN and E-LOG, with the doubling-trick variants"
+TITLE = ("Anytime ensemble sampling, Figure 1: the linear and logistic bandits, with the "
+         "doubling-trick variants")
 SOLVERS = ("gd", "newton")
 #: "competitive" below: mean final regret at most this fraction above the reference's (True); more
 #: than that with a paired 95% CI excluding 0 is False, and in between "not decidable here".
 NOT_WORSE_TOL = 0.10
 #: "close" below: means within this fraction of each other.
 CLOSE_TOL = 0.15
-#: a diagnostic second Lin-ES on E-LIN: sigma_R = the noise std (the paper's 0.1 is a fifth of it,
-#: and without an initial perturbation Lin-ES's members only ever differ along played arms)
+#: a diagnostic second Lin-ES on the linear bandit: sigma_R = the noise std (the paper's 0.1 is a
+#: fifth of it, and without an initial perturbation Lin-ES's members only ever differ along played
+#: arms)
 LIN_ES_DIAGNOSTIC = 0.5
 #: an ordering ("a has larger regret than b") is decided when the means differ by this fraction
 #: or the paired 95% CI excludes 0; otherwise it is "not decidable here"
@@ -97,7 +100,7 @@ class Config:
     first_epochs: tuple[int, ...] = (100, 300)
     lin_scales: tuple[float, ...] = (0.1, 0.3, 1.0)
     glm_scales: tuple[float, ...] = (0.01, 0.1, 0.5, 1.0)
-    panels: tuple[str, ...] = ("E-LIN", "E-LOG")
+    panels: tuple[str, ...] = ("linear", "logistic")
     chunk_size: int = 500
     num_records: int = 60
 
@@ -108,7 +111,7 @@ SCALES = {
                    num_records=20),
     # not on the command line: the sizes notebooks/anytime_glm.ipynb tells the story at
     "notebook": Config(dim=8, num_arms=16, horizon=1000, num_runs=8, warmup=100,
-                       glm_scales=(0.01, 0.1, 1.0), panels=("E-LOG",), chunk_size=500,
+                       glm_scales=(0.01, 0.1, 1.0), panels=("logistic",), chunk_size=500,
                        num_records=40),
     "small": Config(dim=10, num_arms=20, horizon=2000, num_runs=10, warmup=200),
     "paper": Config(dim=20, num_arms=50, horizon=10_000, num_runs=10, warmup=500,
@@ -121,12 +124,13 @@ SCALES = {
 
 
 def lin_env(config: Config):
-    """E-LIN: ``<x, theta*> + N(0, 0.5^2)``, unit theta* and arms, one arm set per run."""
+    """The linear bandit: ``<x, theta*> + N(0, 0.5^2)``, unit theta* and arms, one arm set per
+    run."""
     return jb.make_env("linear", dim=config.dim, num_arms=config.num_arms, noise_std=0.5)
 
 
 def log_env(config: Config):
-    """E-LOG: ``sigmoid(<x, theta*>) + N(0, 0.5^2)``, unit theta* and arms."""
+    """The logistic bandit: ``sigmoid(<x, theta*>) + N(0, 0.5^2)``, unit theta* and arms."""
     return jb.make_env("logistic", dim=config.dim, num_arms=config.num_arms, noise_std=0.5)
 
 
@@ -198,10 +202,10 @@ class Panel:
 
 
 def lin_panel(config: Config, solver: str = "gd") -> Panel:
-    """E-LIN: Lin-ES, Lin-ES-DT, tuned LinUCB and LinTS."""
+    """The linear panel: Lin-ES, Lin-ES-DT, tuned LinUCB and LinTS."""
     ridge = {"reg": 1.0, "noise_std": 0.5}
     return Panel(
-        title="E-LIN", env=lin_env(config), reference="Lin-ES",
+        title="linear bandit", env=lin_env(config), reference="Lin-ES",
         entries=(
             Entry("Lin-ES", lin_es(), "perturb_std", (0.1, LIN_ES_DIAGNOSTIC),
                   value_labels=("Lin-ES", f"Lin-ES (sigma_R={LIN_ES_DIAGNOSTIC:g})"),
@@ -217,11 +221,12 @@ def lin_panel(config: Config, solver: str = "gd") -> Panel:
 
 
 def log_panel(config: Config, solver: str = "gd") -> Panel:
-    """E-LOG: GLM-ES, GLM-ES-DT100/300, tuned UCB-GLM and GLM-TSL (same warm-up and solver)."""
+    """The logistic panel: GLM-ES, GLM-ES-DT100/300, tuned UCB-GLM and GLM-TSL (same warm-up and
+    solver)."""
     tau = config.warmup
     glm = {"warmup": tau, "reg": 1.0, "solver": solver}
     return Panel(
-        title="E-LOG", env=log_env(config), reference="GLM-ES", warmup=tau,
+        title="logistic bandit", env=log_env(config), reference="GLM-ES", warmup=tau,
         entries=(
             Entry("GLM-ES", glm_es(tau, solver), kind="es"),
             Entry("GLM-ES-DT", glm_es_dt(tau, solver), "first_epoch", config.first_epochs,
@@ -234,9 +239,25 @@ def log_panel(config: Config, solver: str = "gd") -> Panel:
         ))
 
 
-#: panel name -> builder ``(config, solver) -> Panel``. The neural reproduction adds "E-DIST" and
-#: "E-QUAD" here (Neural-ES, Neural-ES-DT, Neural-UCB/TS on ``distance`` / ``quadratic``).
-PANELS: dict[str, Callable[[Config, str], Panel]] = {"E-LIN": lin_panel, "E-LOG": log_panel}
+#: panel name (the environment's, as the paper names its bandits in Sun et al. 2025, Sec. 7.1) ->
+#: builder ``(config, solver) -> Panel``. The neural reproduction has "distance" and "quadratic"
+#: (Neural-ES, Neural-ES-DT, Neural-UCB/TS; ``neural_fig1.PANELS``).
+PANELS: dict[str, Callable[[Config, str], Panel]] = {"linear": lin_panel, "logistic": log_panel}
+
+
+def builders(table: dict[str, Callable], names: Sequence[str] | str) -> dict[str, Callable]:
+    """``{name: builder}`` of the panels ``names`` (a configuration's ``panels``; one name alone,
+    as ``--set panels=logistic`` gives it, is one panel) in ``table``.
+
+    Raises:
+      ValueError: a name that is not a panel of ``table``.
+    """
+    names = (names,) if isinstance(names, str) else tuple(names)
+    unknown = [name for name in names if name not in table]
+    if unknown:
+        raise ValueError(f"no panel {', '.join(map(repr, unknown))}; the panels are "
+                         f"{', '.join(map(repr, table))} (--set 'panels=[\"NAME\", ...]')")
+    return {name: table[name] for name in names}
 
 
 @dataclasses.dataclass
@@ -458,8 +479,9 @@ def best_baseline(result: PanelResult) -> tuple[str, Result]:
 def check_claims(results: dict[str, PanelResult],
                  figure: str = "Fig. 1") -> list[tuple[str, bool | None, str]]:
     claims: list[tuple[str, bool | None, str]] = []
-    names = {"E-LIN": "Lin-ES", "E-LOG": "GLM-ES"}
-    for title, result in results.items():
+    names = {"linear": "Lin-ES", "logistic": "GLM-ES"}
+    for name, result in results.items():
+        title = f"the {result.panel.title}"
         es_label = result.panel.reference
         es = result.curves[es_label]
         base_label, base = best_baseline(result)
@@ -468,7 +490,7 @@ def check_claims(results: dict[str, PanelResult],
         for variant in variants:
             evidence += (f"; diagnostic {variant}: "
                          f"{not_worse(result.curves[variant], base)[1].split(',')[0]}")
-        claims.append((f"[{figure}] {names.get(title, es_label)} is competitive with the best "
+        claims.append((f"[{figure}] {names.get(name, es_label)} is competitive with the best "
                        f"tuned baseline on {title} (not clearly worse)", ok,
                        f"{es_label} vs {base_label}: {evidence}"))
         ratio = slope_ratio(es, result.panel.warmup)
@@ -506,16 +528,17 @@ def parse_args(name: str, doc: str, argv: Sequence[str] | None) -> argparse.Name
 
 def run(config: Config, key: jax.Array, solver: str = "gd",
         progress: bool | None = False) -> dict[str, PanelResult]:
-    """Runs the panels of ``config``: ``{title: PanelResult}``."""
-    return {title: run_panel(PANELS[title](config, solver), key, config, progress)
-            for title in config.panels}
+    """Runs the panels of ``config``: ``{name: PanelResult}``."""
+    return {name: run_panel(builder(config, solver), key, config, progress)
+            for name, builder in builders(PANELS, config.panels).items()}
 
 
 def draw(results: dict[str, PanelResult], config: Config):
     fig, axes = C.new_figure(1, len(results), width=5.6, height=4.2)
-    for ax, (title, result) in zip(axes[0], results.items(), strict=True):
+    for ax, result in zip(axes[0], results.values(), strict=True):
         draw_curves(ax, result.curves, result.kinds,
-                    f"{title} (d = {config.dim}, K = {config.num_arms})", result.panel.warmup)
+                    f"{result.panel.title} (d = {config.dim}, K = {config.num_arms})",
+                    result.panel.warmup)
     return fig
 
 

@@ -1,8 +1,9 @@
-"""Anytime ensemble sampling (Sun, Wang & Xu), Figure 2 (a)-(c): GLM-ES ablations on E-LOG.
+"""Anytime ensemble sampling (Sun, Wang & Xu), Figure 2 (a)-(c): GLM-ES ablations (logistic).
 
 Reproduces the one-at-a-time ablations of Sun et al. 2025, Fig. 2, around the paper's GLM-ES
-(m = 10, lambda = 1, sigma_R = 0.1, tau design warm-up rounds, 100 gd steps of 0.01), on E-LOG
-(``logistic``: ``sigmoid(<x, theta*>) + N(0, 0.5^2)``, unit theta* and arms), App. F:
+(m = 10, lambda = 1, sigma_R = 0.1, tau design warm-up rounds, 100 gd steps of 0.01), on the
+logistic bandit (``logistic``: ``sigmoid(<x, theta*>) + N(0, 0.5^2)``, unit theta* and arms),
+App. F:
 
 * **(a) ensemble size m** in {5, 10, 20, 50}. Claim: m = 5 is worse and more variable (its spread
   over instances is the largest); m = 50 gains only marginally over m = 10.
@@ -12,7 +13,8 @@ Reproduces the one-at-a-time ablations of Sun et al. 2025, Fig. 2, around the pa
 * **(c) perturbation scale sigma_R** in {0.001, 0.01, 0.1, 1, 10}. Claim: sigma_R ~ 0.1 is best;
   tiny sigma_R is greedy (steep late regret), huge sigma_R explores too much (large early regret).
 
-Panel (d), the network-structure ablation on E-QUAD, belongs to the neural reproduction.
+Panel (d), the network-structure ablation on the quadratic bandit, belongs to the neural
+reproduction.
 
 Each panel is one ``jb.sweep``, one compiled program: ``ensemble_size`` is static, so panel (a)
 allocates the largest m and sweeps ``active_members`` (``j_t`` is drawn from the first m members;
@@ -56,7 +58,8 @@ class Config:
     """Sizes of one scale.
 
     Attributes:
-      dim, num_arms, horizon, num_runs, warmup: E-LOG's d and K, T, instances, and tau.
+      dim, num_arms, horizon, num_runs, warmup: the logistic bandit's d and K, T, instances,
+        and tau.
       sizes, regs, perturbs: the grids of panels (a), (b) and (c); each holds the baseline value
         (10, 1 and 0.1).
       chunk_size, num_records: runner options.
@@ -166,7 +169,8 @@ def ablation_table(ablation: str, by_value: dict, config: Config) -> C.Table:
         f"T = {config.horizon}",
         ["setting", "final regret (mean ± 95% CI)", "sd over runs", "gap to baseline (paired)",
          f"early regret (t = {config.warmup}..{w1})", f"late slope x1000 (t > {w2})"],
-        note=(f"E-LOG, d = {config.dim}, K = {config.num_arms}, {config.num_runs} instances "
+        note=(f"Logistic bandit, d = {config.dim}, K = {config.num_arms}, {config.num_runs} "
+              "instances "
               f"(common random numbers), tau = {config.warmup}; other settings at the baseline "
               "m = 10, lambda = 1, sigma_R = 0.1 (marked *). Early regret: mean over the first "
               "20% of the rounds after the warm-up; late slope: mean regret per round over the "
@@ -248,7 +252,8 @@ def draw(results: dict[str, dict], config: Config):
     fig, axes = C.new_figure(1, len(results), width=5.0, height=4.0)
     for i, (ablation, by_value) in enumerate(results.items()):
         draw_ablation(axes[0, i], ablation, by_value,
-                      f"({'abc'[i]}) E-LOG, varying {ABLATIONS[ablation][1]}", config.warmup)
+                      f"({'abc'[i]}) logistic bandit, varying {ABLATIONS[ablation][1]}",
+                      config.warmup)
     return fig
 
 
@@ -266,7 +271,8 @@ def main(argv: Sequence[str] | None = None) -> C.Report:
     tables = [ablation_table(a, by_value, config) for a, by_value in results.items()]
     claims = check_claims(results, config)
     seconds = C.timer() - start
-    intro = (f"Scale `{args.scale}`, seed {args.seed}, GLM solver `{args.solver}`: E-LOG with "
+    intro = (f"Scale `{args.scale}`, seed {args.seed}, GLM solver `{args.solver}`: the logistic "
+             "bandit with "
              f"d = {config.dim}, K = {config.num_arms}, T = {config.horizon}, "
              f"{config.num_runs} instances, noise 0.5. Baseline GLM-ES: m = 10, lambda = 1, "
              f"sigma_R = 0.1, tau = {config.warmup} G-optimal design rounds, 100 gd steps of "

@@ -1,6 +1,6 @@
 """Anytime ensemble sampling (Sun, Wang & Xu), Figure 3: the doubling schedule's b and T_0.
 
-Reproduces Sun et al. 2025, Fig. 3 (Sec. 6, App. E-F) on E-LOG
+Reproduces Sun et al. 2025, Fig. 3 (Sec. 6, App. E-F) on the logistic bandit
 (``logistic``: ``sigmoid(<x, theta*>) + N(0, 0.5^2)``, unit theta* and arms) with GLM-ES-DT
 (``glm-es-dt``: full restarts at ``T_e = floor(T_0 b^e)``, ``m_e = ceil(2 ln L_e)`` of 20
 allocated members, ``sigma_R,e = 0.02 ln L_e``, lambda = 1, a warm-up of ``min(tau, L_e)``
@@ -15,8 +15,9 @@ design rounds in every epoch):
 
 T_0 and b are numeric fields of the anytime wrapper, so the whole grid is one ``jb.sweep``: one
 compiled program. Every grid point sees the same instances and noise (common random numbers).
-The paper does not name the environment of Figure 3; we read it as E-LOG and E-QUAD, and
-the E-QUAD (Neural-ES-DT) half belongs to the neural reproduction.
+The paper does not name the environment of Figure 3; we read it as the logistic and the
+quadratic bandit (our reading), and the quadratic (Neural-ES-DT) half belongs to the neural
+reproduction.
 
 Run it from the repository root::
 
@@ -50,7 +51,8 @@ class Config:
     """Sizes of one scale.
 
     Attributes:
-      dim, num_arms, horizon, num_runs, warmup: E-LOG's d and K, T, instances, and tau.
+      dim, num_arms, horizon, num_runs, warmup: the logistic bandit's d and K, T, instances,
+        and tau.
       growths: the b grid (holds :data:`GOLDEN_GROWTH`).
       first_epochs: the T_0 grid.
       curve_epoch: the T_0 of panel (b)'s curves (the closest in the grid).
@@ -89,7 +91,8 @@ SCALES = {
 
 def run(config: Config, key: jax.Array, solver: str = "gd",
         progress: bool | None = False) -> dict[tuple[int, float], jb.Result]:
-    """``{(T_0, b): Result}`` for the whole grid: one ``jb.sweep`` of GLM-ES-DT on E-LOG."""
+    """``{(T_0, b): Result}`` for the whole grid: one ``jb.sweep`` of GLM-ES-DT on the
+    logistic bandit."""
     agent = fig1.glm_es_dt(config.warmup, solver)
     boundaries = {int(t) for t0, b in itertools.product(config.first_epochs, config.growths)
                   for t in doubling_boundaries(t0, b, config.horizon) if t < config.horizon}
@@ -127,7 +130,7 @@ def draw_final(ax, results, config: Config) -> None:
     ax.axvline(GOLDEN_GROWTH, color="0.6", linewidth=0.8, linestyle=":")
     ax.set_xlabel("growth b")
     ax.set_ylabel(f"cumulative regret at T = {config.horizon}")
-    ax.set_title("(a) GLM-ES-DT on E-LOG: final regret")
+    ax.set_title("(a) GLM-ES-DT, logistic bandit: final regret")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
 
@@ -166,7 +169,8 @@ def grid_table(results, config: Config) -> C.Table:
     table = C.Table(
         f"Final regret of GLM-ES-DT at T = {config.horizon} (mean ± 95% CI)",
         ["T_0"] + [f"b = {b:.4g}" for b in config.growths] + ["restarts at b = 2.618"],
-        note=(f"E-LOG, d = {config.dim}, K = {config.num_arms}, {config.num_runs} instances "
+        note=(f"Logistic bandit, d = {config.dim}, K = {config.num_arms}, {config.num_runs} "
+              "instances "
               f"(common random numbers), tau = {config.warmup} per epoch (min(tau, L_e)). "
               "Restarts: the boundaries T_e < T."))
     g = golden(config)
@@ -267,7 +271,8 @@ def main(argv: Sequence[str] | None = None) -> C.Report:
     tables = [grid_table(results, config), gap_table(results, config), factor_table(config)]
     claims = check_claims(results, config)
     seconds = C.timer() - start
-    intro = (f"Scale `{args.scale}`, seed {args.seed}, GLM solver `{args.solver}`: E-LOG with "
+    intro = (f"Scale `{args.scale}`, seed {args.seed}, GLM solver `{args.solver}`: the logistic "
+             "bandit with "
              f"d = {config.dim}, K = {config.num_arms}, T = {config.horizon}, "
              f"{config.num_runs} instances, noise 0.5. GLM-ES-DT: restarts at floor(T_0 b^e), "
              "m_e = ceil(2 ln L_e) (of 20), sigma_R,e = 0.02 ln L_e, lambda = 1, warm-up "

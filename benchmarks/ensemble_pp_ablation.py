@@ -253,7 +253,8 @@ def _above_zero(values: np.ndarray) -> bool:
 
 
 def check_claims(problem: Problem, runs, ts: Result, config: Config):
-    """Li et al. 2024 E3's claims on one problem, each ``(claim, verdict, evidence)``.
+    """Li et al. 2024, Fig. 10(a)-(e) (App. F.1): the claims on one problem, each ``(claim,
+    verdict, evidence)``.
 
     Comparisons are paired run by run (common random numbers) with 95% intervals: a claim is
     "not reproduced" only when the data contradict it beyond noise.

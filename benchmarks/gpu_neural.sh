@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU figures of issues 12 and 13: the neural agents whose >= 20x target the 2-core CPU misses
+# GPU figures of the neural agents whose >= 20x target the 2-core CPU misses
 # (nvldb-ucb-asym at width 100, lmc-ts) and neural-ensemble-pp, the engine against the PyTorch
 # per-seed loop on the SAME GPU (`--torch-device cuda`, as the papers' code runs when it has one).
 # Run from the repository root on a machine with a GPU, jax[cuda] and torch (CUDA build):

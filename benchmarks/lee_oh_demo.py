@@ -1,4 +1,4 @@
-"""Lee & Oh, "Improved regret of linear ensemble sampling": a demonstration protocol (E1-E4).
+"""Lee & Oh, "Improved regret of linear ensemble sampling": a demonstration in four parts.
 
 The paper has no experiments; this is our demonstration protocol, with
 reference numbers from a NumPy check. This script runs it on the ``linear`` environment (K arms
@@ -16,22 +16,24 @@ LinPHE = ``lin-phe`` (the same law, everything redrawn every round), LinTS = ``l
 LinUCB = ``lin-ucb`` with the OFUL radius (``explore_scale = 1``, ``delta = 0.05``), which has no
 perturbation scale.
 
-* **E1** (Proposition 2): ES with ``m = T`` members and round-robin selection against LinPHE
-  with a history buffer of T, given the same keys: the same actions, run by run.
-* **E2**: regret against m in {1, 2, 5, 10, 20, 50, 100, T (round robin)} at both calibrations,
-  next to LinPHE, LinTS and LinUCB, on our reference setup (d = 5, K = 20, T = 1000,
-  sigma = 0.5), with the table (mean ± s.e.) of an independent NumPy implementation.
-* **E3**: regret against T (at d = 5) and against d (at T = 2000), K = 50, ES with m = 20 and the
-  three baselines; log-log slopes. At the theory calibration every T has its own ``beta_T``.
-* **E4**: the four agents compared over time at d = 20, K = 50, sigma = 0.5 (Sun et al.
+* **Prop. 2** (Lee & Oh 2024, Sec. 6): ES with ``m = T`` members and round-robin selection
+  against LinPHE with a history buffer of T, given the same keys: the same actions, run by run.
+* **ensemble size**: regret against m in {1, 2, 5, 10, 20, 50, 100, T (round robin)} at both
+  calibrations, next to LinPHE, LinTS and LinUCB, on our reference setup (d = 5, K = 20,
+  T = 1000, sigma = 0.5), with the table (mean ± s.e.) of an independent NumPy implementation.
+* **scaling**: regret against T (at d = 5) and against d (at T = 2000), K = 50, ES with m = 20
+  and the three baselines; log-log slopes. At the theory calibration every T has its own
+  ``beta_T``.
+* **comparison**: the four agents compared over time at d = 20, K = 50, sigma = 0.5 (Sun et al.
   2025's linear instance), at both calibrations.
 
 Numeric fields (``perturb_std``, LinTS's ``noise_std``) are swept with ``jb.sweep`` (one
-compilation for every calibration). ``ensemble_size`` is static in ``lin-es``: E2 runs every m
-and both calibrations in one ``jb.sweep`` of ``lin-es``, which compiles one program per m (each
-grid point's runs equal ``jb.simulate``'s bit for bit). ``dim`` is static: E3 compiles one
-program per (agent, d). Not run: Janz et al.'s ES of E4 and the
-perturbation laws of E5 (no such agents in the library yet). Run it from the repository root::
+compilation for every calibration). ``ensemble_size`` is static in ``lin-es``: the ensemble-size
+part runs every m and both calibrations in one ``jb.sweep`` of ``lin-es``, which compiles one
+program per m (each grid point's runs equal ``jb.simulate``'s bit for bit). ``dim`` is static:
+the scaling part compiles one program per (agent, d). Not run: Janz et al.'s ensemble sampling in
+the comparison and other perturbation laws (no such agents in the library yet). Run it from the
+repository root::
 
     python -m benchmarks.lee_oh_demo                  # --scale small, minutes on CPU
     python -m benchmarks.lee_oh_demo --scale paper    # more seeds, T = 10^4; GPU
@@ -55,7 +57,7 @@ from jaxbandits import Result
 from jaxbandits.agents import theory_perturb_std
 
 NAME = "lee_oh_demo"
-TITLE = "Lee & Oh linear ensemble sampling: a demonstration protocol E1-E4 (the paper has none)"
+TITLE = "Lee & Oh linear ensemble sampling: a demonstration (the paper has no experiments)"
 CALIBRATIONS = ("theory", "practical")
 
 #: an independent NumPy implementation's numbers (d = 5, K = 20, T = 1000, sigma = 0.5, 40 seeds).
@@ -71,17 +73,20 @@ class Config:
     """Sizes of one scale.
 
     Attributes:
-      dim, num_arms, horizon, noise_std, num_runs: E1/E2's problem (our reference setup).
-      ensemble_sizes: the m of E2 (``m = T`` round robin is added).
-      scaling_dims, scaling_arms: E3/E4's d grid and K.
-      scaling_horizons: the T grid of E3 (the largest is E3/E4's horizon).
+      dim, num_arms, horizon, noise_std, num_runs: the problem of the Prop. 2 and
+        ensemble-size parts (our reference setup).
+      ensemble_sizes: the m of the ensemble-size part (``m = T`` round robin is added).
+      scaling_dims, scaling_arms: the d grid and K of the scaling and comparison parts.
+      scaling_horizons: the T grid of the scaling part (the largest is the comparison's
+        horizon).
       t_scaling_dim: the d at which regret is read against T.
       d_scaling_horizon: the T at which regret is read against d.
-      scaling_size: the m of ES in E3/E4.
-      scaling_runs: runs of E3/E4.
-      scaling_agents: which agents E3/E4 run.
-      per_arm_phe: E2's LinPHE column is ``lin-phe`` with per-arm statistics (independent
-        randomness, equal in law); False reuses E1's buffered LinPHE (identical to ES-RR).
+      scaling_size: the m of ES in the scaling and comparison parts.
+      scaling_runs: their runs.
+      scaling_agents: which agents they run.
+      per_arm_phe: the ensemble-size part's LinPHE column is ``lin-phe`` with per-arm
+        statistics (independent randomness, equal in law); False reuses the Prop. 2 part's
+        buffered LinPHE (identical to ES-RR).
       reg, delta, param_bound: lambda, delta and S of the calibrations and of LinUCB.
     """
 
@@ -108,8 +113,9 @@ class Config:
 
 
 SCALES = {
-    # tiny: E3/E4 run E2's problem and programs again (no new compilation) and LinPHE is the
-    # buffered one of E1, so the smoke test compiles five programs.
+    # tiny: the scaling and comparison parts run the ensemble-size part's problem and programs
+    # again (no new compilation) and LinPHE is the buffered one of Prop. 2, so the smoke test
+    # compiles five programs.
     "tiny": Config(dim=3, num_arms=5, horizon=60, num_runs=6, ensemble_sizes=(2,),
                    scaling_dims=(3,), scaling_arms=5, scaling_horizons=(60,),
                    t_scaling_dim=3, d_scaling_horizon=60, scaling_runs=6, scaling_size=2,
@@ -179,8 +185,9 @@ def beta(config: Config, dim: int, horizon: int) -> float:
                               config.param_bound)
 
 
-def run_e1_e2(config: Config, key: jax.Array, progress: bool | None, log) -> dict:
-    """E1 and E2 on the reference setup: ``{agent: {calibration: Result}}`` (ES by m)."""
+def run_reference(config: Config, key: jax.Array, progress: bool | None, log) -> dict:
+    """The Prop. 2 and ensemble-size parts on the reference setup: ``{agent: {calibration:
+    Result}}`` (ES by m)."""
     env = make_env(config.dim, config.num_arms, config.noise_std)
     scales = [beta(config, config.dim, config.horizon), config.noise_std]
     options = C.run_options(config.horizon, config.chunk_size, config.num_records,
@@ -191,7 +198,7 @@ def run_e1_e2(config: Config, key: jax.Array, progress: bool | None, log) -> dic
         agent, field = build_agent(name, config, config.horizon, size)
         results = run_scales(env, agent, field, scales, key, config.horizon, config.num_runs,
                              **options)
-        log(f"E2 {name}{f' m={size}' if size else ''} (compile "
+        log(f"ensemble size: {name}{f' m={size}' if size else ''} (compile "
             f"{results[0].compile_time:.1f} s)")
         return dict(zip(CALIBRATIONS, results, strict=True))
 
@@ -206,7 +213,7 @@ def run_e1_e2(config: Config, key: jax.Array, progress: bool | None, log) -> dic
         for cal, result in out["ES"][m].items():
             result.name = f"ES m={m}, {cal}"
     compiled = sum(out["ES"][m]["theory"].compile_time for m in sizes)  # one program per m
-    log(f"E2 ES m in {list(sizes)} (compile {compiled:.1f} s)")
+    log(f"ensemble size: ES m in {list(sizes)} (compile {compiled:.1f} s)")
     for name in ("ES-RR", "LinPHE-buffer", "LinPHE", "LinTS", "LinUCB"):
         if name == "LinPHE" and not config.per_arm_phe:
             out[name] = out["LinPHE-buffer"]
@@ -215,8 +222,9 @@ def run_e1_e2(config: Config, key: jax.Array, progress: bool | None, log) -> dic
     return out
 
 
-def run_e3_e4(config: Config, key: jax.Array, progress: bool | None, log) -> dict:
-    """E3/E4: ``{(agent, d): {"theory": {T: Result}, "practical": Result}}``."""
+def run_scaling(config: Config, key: jax.Array, progress: bool | None, log) -> dict:
+    """The scaling and comparison parts: ``{(agent, d): {"theory": {T: Result}, "practical":
+    Result}}``."""
     horizons = sorted(config.scaling_horizons)
     t_max = horizons[-1]
     options = C.run_options(t_max, config.chunk_size, config.num_records, include=horizons,
@@ -226,19 +234,20 @@ def run_e3_e4(config: Config, key: jax.Array, progress: bool | None, log) -> dic
         env = make_env(d, config.scaling_arms, config.noise_std)
         scales = [beta(config, d, t) for t in horizons] + [config.noise_std]
         for name in config.scaling_agents:
-            # ES: E2's program when the sizes match (the tiny scale)
+            # ES: the ensemble-size part's program when the sizes match (the tiny scale)
             agent, field = build_agent(name, config, t_max, config.scaling_size)
             results = run_scales(env, agent, field, scales, key, t_max, config.scaling_runs,
                                  **options)
             out[(name, d)] = {"theory": dict(zip(horizons, results[:-1], strict=True)),
                               "practical": results[-1]}
-            log(f"E3 {name} d={d} (compile {results[0].compile_time:.1f} s)")
+            log(f"scaling: {name} d={d} (compile {results[0].compile_time:.1f} s)")
     return out
 
 
-def scaled_regret(e3: dict, name: str, d: int, calibration: str, horizon: int) -> np.ndarray:
+def scaled_regret(scaling: dict, name: str, d: int, calibration: str,
+                  horizon: int) -> np.ndarray:
     """``(runs,)`` regret at T = ``horizon`` with the calibration of that horizon."""
-    entry = e3[(name, d)]
+    entry = scaling[(name, d)]
     result = entry["theory"][horizon] if calibration == "theory" else entry["practical"]
     return C.final_regret(result, step=horizon)
 
@@ -259,15 +268,15 @@ def label(name: str, config: Config) -> str:
             "LinUCB": "LinUCB (OFUL radius)"}.get(name, name)
 
 
-def reference_comparable(e2: dict, config: Config) -> bool:
-    """Whether E2 ran the reference setup (so its NumPy numbers apply)."""
+def reference_comparable(ref: dict, config: Config) -> bool:
+    """Whether the ensemble-size part ran the reference setup (so its NumPy numbers apply)."""
     return all(getattr(config, k) == v for k, v in REFERENCE_SETUP.items()) and \
-        {1, 10, 100} <= set(e2["ES"])
+        {1, 10, 100} <= set(ref["ES"])
 
 
-def reference_table(e2: dict, config: Config) -> C.Table:
+def reference_table(ref: dict, config: Config) -> C.Table:
     """The demonstration's table: mean ± s.e. of the final regret, one row per calibration."""
-    sizes = [m for m in (1, 10, 100) if m in e2["ES"]] or list(e2["ES"])[:3]
+    sizes = [m for m in (1, 10, 100) if m in ref["ES"]] or list(ref["ES"])[:3]
     columns = (["calibration"] + [f"ES m={m}" for m in sizes]
                + [f"ES m=T={config.horizon} RR", "LinPHE", "LinTS(v=σ_R)", "LinUCB"])
     table = C.Table(
@@ -277,54 +286,55 @@ def reference_table(e2: dict, config: Config) -> C.Table:
         note=("The demonstration's table. LinUCB uses the OFUL radius (delta = 0.05) whatever "
               "the calibration, so it is shown once. The 'reference' rows are an independent NumPy "
               "check (40 seeds, other random numbers)."))
-    comparable = reference_comparable(e2, config)
+    comparable = reference_comparable(ref, config)
     for cal in CALIBRATIONS:
-        scale = e2["scales"][cal]
+        scale = ref["scales"][cal]
         name = (f"theory, σ_R = β_T = {scale:.2f}" if cal == "theory"
                 else f"practical, σ_R = σ = {scale:g}")
-        cells = [C.fmt_se(C.final_regret(e2["ES"][m][cal])) for m in sizes]
-        cells += [C.fmt_se(C.final_regret(e2[n][cal])) for n in ("ES-RR", "LinPHE", "LinTS")]
-        cells.append(C.fmt_se(C.final_regret(e2["LinUCB"][cal])) if cal == "theory" else "—")
+        cells = [C.fmt_se(C.final_regret(ref["ES"][m][cal])) for m in sizes]
+        cells += [C.fmt_se(C.final_regret(ref[n][cal])) for n in ("ES-RR", "LinPHE", "LinTS")]
+        cells.append(C.fmt_se(C.final_regret(ref["LinUCB"][cal])) if cal == "theory" else "—")
         table.add(name, *cells)
         if comparable:
             table.add(f"{cal} (NumPy reference)", *REFERENCE[cal])
     return table
 
 
-def ensemble_size_table(e2: dict, config: Config) -> C.Table:
-    table = C.Table(f"E2: ES final regret against m (mean ± 95% CI, T = {config.horizon})",
+def ensemble_size_table(ref: dict, config: Config) -> C.Table:
+    table = C.Table(f"Ensemble size: ES final regret against m (mean ± 95% CI, "
+                    f"T = {config.horizon})",
                     ["m"] + [f"{c}" for c in CALIBRATIONS])
-    for m in sorted(e2["ES"]):
-        table.add(f"m = {m}", *[C.fmt_ci(C.final_regret(e2["ES"][m][c])) for c in CALIBRATIONS])
+    for m in sorted(ref["ES"]):
+        table.add(f"m = {m}", *[C.fmt_ci(C.final_regret(ref["ES"][m][c])) for c in CALIBRATIONS])
     table.add(f"m = T = {config.horizon} (round robin)",
-              *[C.fmt_ci(C.final_regret(e2["ES-RR"][c])) for c in CALIBRATIONS])
+              *[C.fmt_ci(C.final_regret(ref["ES-RR"][c])) for c in CALIBRATIONS])
     for name in ("LinPHE", "LinTS"):
-        table.add(name, *[C.fmt_ci(C.final_regret(e2[name][c])) for c in CALIBRATIONS])
-    table.add("LinUCB", *[C.fmt_ci(C.final_regret(e2["LinUCB"]["theory"]))] * 2)
+        table.add(name, *[C.fmt_ci(C.final_regret(ref[name][c])) for c in CALIBRATIONS])
+    table.add("LinUCB", *[C.fmt_ci(C.final_regret(ref["LinUCB"]["theory"]))] * 2)
     return table
 
 
-def equivalence_stats(e2: dict, cal: str) -> tuple[int, int, float]:
+def equivalence_stats(ref: dict, cal: str) -> tuple[int, int, float]:
     """(runs whose curves agree, runs, max |difference|) of ES-RR against LinPHE-buffer."""
-    a = np.asarray(e2["ES-RR"][cal].cumulative_regret, np.float64)
-    b = np.asarray(e2["LinPHE-buffer"][cal].cumulative_regret, np.float64)
+    a = np.asarray(ref["ES-RR"][cal].cumulative_regret, np.float64)
+    b = np.asarray(ref["LinPHE-buffer"][cal].cumulative_regret, np.float64)
     diff = np.abs(a - b)
     agree = np.all(diff <= 1e-3 * (1.0 + np.abs(b)), axis=1)
     return int(agree.sum()), int(a.shape[0]), float(diff.max())
 
 
-def equivalence_table(e2: dict, config: Config) -> C.Table:
+def equivalence_table(ref: dict, config: Config) -> C.Table:
     table = C.Table(
-        f"E1: Proposition 2, ES (m = T = {config.horizon}, round robin) vs LinPHE (buffer T)",
+        f"Prop. 2: ES (m = T = {config.horizon}, round robin) vs LinPHE (buffer T)",
         ["calibration", "runs with identical curves", "max |difference|", "ES-RR", "LinPHE"],
         note=("Same keys (common random numbers): member t of ES and round t of LinPHE read the "
               "same perturbations. Curves agree when every recorded cumulative regret agrees to "
               "1e-3 (relative). float32: a near-tie argmax can split a run's path."))
     for cal in CALIBRATIONS:
-        agree, runs, worst = equivalence_stats(e2, cal)
+        agree, runs, worst = equivalence_stats(ref, cal)
         table.add(cal, f"{agree} / {runs}", f"{worst:.3g}",
-                  C.fmt_ci(C.final_regret(e2["ES-RR"][cal])),
-                  C.fmt_ci(C.final_regret(e2["LinPHE-buffer"][cal])))
+                  C.fmt_ci(C.final_regret(ref["ES-RR"][cal])),
+                  C.fmt_ci(C.final_regret(ref["LinPHE-buffer"][cal])))
     return table
 
 
@@ -332,12 +342,12 @@ def _slope_text(slope: float) -> str:
     return "— (one point)" if np.isnan(slope) else f"{slope:.2f}"
 
 
-def scaling_table(e3: dict, config: Config) -> C.Table:
+def scaling_table(scaling: dict, config: Config) -> C.Table:
     horizons = sorted(config.scaling_horizons)
     dims = sorted(config.scaling_dims)
     t_dim, d_t = config.t_scaling_dim, config.d_scaling_horizon
     table = C.Table(
-        f"E3: log-log slopes of the mean regret, K = {config.scaling_arms}",
+        f"Scaling: log-log slopes of the mean regret, K = {config.scaling_arms}",
         ["agent", "calibration", f"slope in T (d = {t_dim}, T = {horizons[0]}..{horizons[-1]})",
          f"slope in d (T = {d_t}, d = {dims[0]}..{dims[-1]})",
          f"regret at d = {dims[-1]}, T = {d_t}"],
@@ -348,13 +358,13 @@ def scaling_table(e3: dict, config: Config) -> C.Table:
     for name in config.scaling_agents:
         for cal in (CALIBRATIONS if name != "LinUCB" else ("theory",)):
             shown = cal if name != "LinUCB" else "—"
-            t_slope = (loglog_slope(horizons, [scaled_regret(e3, name, t_dim, cal, t).mean()
+            t_slope = (loglog_slope(horizons, [scaled_regret(scaling, name, t_dim, cal, t).mean()
                                                for t in horizons])
-                       if (name, t_dim) in e3 else float("nan"))
-            d_slope = loglog_slope(dims, [scaled_regret(e3, name, d, cal, d_t).mean()
+                       if (name, t_dim) in scaling else float("nan"))
+            d_slope = loglog_slope(dims, [scaled_regret(scaling, name, d, cal, d_t).mean()
                                           for d in dims])
             table.add(label(name, config), shown, _slope_text(t_slope), _slope_text(d_slope),
-                      C.fmt_ci(scaled_regret(e3, name, dims[-1], cal, d_t)))
+                      C.fmt_ci(scaled_regret(scaling, name, dims[-1], cal, d_t)))
     return table
 
 
@@ -362,18 +372,18 @@ def scaling_table(e3: dict, config: Config) -> C.Table:
 # Claims.
 
 
-def check_claims(e2: dict, e3: dict, config: Config) -> list[tuple[str, bool | None, str]]:
+def check_claims(ref: dict, scaling: dict, config: Config) -> list[tuple[str, bool | None, str]]:
     claims = []
     mean = {cal: {} for cal in CALIBRATIONS}
     se = {cal: {} for cal in CALIBRATIONS}
     for cal in CALIBRATIONS:
-        for m, by in e2["ES"].items():
+        for m, by in ref["ES"].items():
             mean[cal][m], se[cal][m] = C.mean_se(C.final_regret(by[cal]))
         for name in ("ES-RR", "LinPHE", "LinTS", "LinUCB"):
-            mean[cal][name], se[cal][name] = C.mean_se(C.final_regret(e2[name][cal]))
+            mean[cal][name], se[cal][name] = C.mean_se(C.final_regret(ref[name][cal]))
 
-    agree = [equivalence_stats(e2, cal) for cal in CALIBRATIONS]
-    claims.append(("E1: ES with m = T and round robin is LinPHE, run by run (Prop. 2)",
+    agree = [equivalence_stats(ref, cal) for cal in CALIBRATIONS]
+    claims.append(("Prop. 2: ES with m = T and round robin is LinPHE, run by run",
                    all(a == n for a, n, _ in agree),
                    ", ".join(f"{c}: {a}/{n} runs identical" for c, (a, n, _) in
                              zip(CALIBRATIONS, agree, strict=True))))
@@ -413,7 +423,7 @@ def check_claims(e2: dict, e3: dict, config: Config) -> list[tuple[str, bool | N
                            se["theory"][10], se["theory"][100]),
                        f"{mean['theory'][10]:.0f} vs {mean['theory'][100]:.0f}"))
 
-    if reference_comparable(e2, config):
+    if reference_comparable(ref, config):
         keys = [1, 10, 100, "ES-RR", "LinPHE", "LinTS", "LinUCB"]
         off = []
         for cal in CALIBRATIONS:
@@ -430,22 +440,22 @@ def check_claims(e2: dict, e3: dict, config: Config) -> list[tuple[str, bool | N
 
     horizons = sorted(config.scaling_horizons)
     dims = sorted(config.scaling_dims)
-    if ("ES", config.t_scaling_dim) in e3 and len(horizons) > 1:
-        slopes = {cal: loglog_slope(horizons, [scaled_regret(e3, "ES", config.t_scaling_dim,
+    if ("ES", config.t_scaling_dim) in scaling and len(horizons) > 1:
+        slopes = {cal: loglog_slope(horizons, [scaled_regret(scaling, "ES", config.t_scaling_dim,
                                                              cal, t).mean() for t in horizons])
                   for cal in CALIBRATIONS}
-        per_round = [scaled_regret(e3, "ES", config.t_scaling_dim, "practical", t).mean() / t
+        per_round = [scaled_regret(scaling, "ES", config.t_scaling_dim, "practical", t).mean() / t
                      for t in horizons]
-        claims.append(("E3: ES regret is sublinear in T (log-log slope < 0.8, R(T)/T "
+        claims.append(("scaling: ES regret is sublinear in T (log-log slope < 0.8, R(T)/T "
                        "decreasing, practical)",
                        slopes["practical"] < 0.8 and all(np.diff(per_round) < 0),
                        f"slopes practical {slopes['practical']:.2f}, theory "
                        f"{slopes['theory']:.2f}"))
-    if ("ES", dims[-1]) in e3 and len(dims) > 1:
-        by_d = {cal: [scaled_regret(e3, "ES", d, cal, config.d_scaling_horizon).mean()
+    if ("ES", dims[-1]) in scaling and len(dims) > 1:
+        by_d = {cal: [scaled_regret(scaling, "ES", d, cal, config.d_scaling_horizon).mean()
                       for d in dims] for cal in CALIBRATIONS}
         slopes = {cal: loglog_slope(dims, by_d[cal]) for cal in CALIBRATIONS}
-        claims.append(("E3: ES regret increases with d, exponent <= 1.7",
+        claims.append(("scaling: ES regret increases with d, exponent <= 1.7",
                        all(np.all(np.diff(by_d[c]) > 0) and slopes[c] <= 1.7
                            for c in CALIBRATIONS),
                        f"slopes practical {slopes['practical']:.2f}, theory "
@@ -457,43 +467,43 @@ def check_claims(e2: dict, e3: dict, config: Config) -> list[tuple[str, bool | N
 # Drawing.
 
 
-def draw_equivalence(ax, e2: dict) -> None:
+def draw_equivalence(ax, ref: dict) -> None:
     for cal, marker in zip(CALIBRATIONS, ("o", "s"), strict=True):
-        ax.scatter(C.final_regret(e2["ES-RR"][cal]), C.final_regret(e2["LinPHE-buffer"][cal]),
+        ax.scatter(C.final_regret(ref["ES-RR"][cal]), C.final_regret(ref["LinPHE-buffer"][cal]),
                    s=12, marker=marker, alpha=0.6, label=cal)
     lo, hi = ax.get_xlim()
     ax.plot([lo, hi], [lo, hi], "k:", linewidth=1)
     ax.set_xlabel("ES, m = T, round robin: final regret")
     ax.set_ylabel("LinPHE (buffer T): final regret")
-    ax.set_title("E1: Prop. 2, run by run")
+    ax.set_title("Prop. 2, run by run")
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
 
 
-def draw_ensemble_size(ax, e2: dict, config: Config) -> None:
-    sizes = sorted(e2["ES"])
+def draw_ensemble_size(ax, ref: dict, config: Config) -> None:
+    sizes = sorted(ref["ES"])
     rr = config.horizon
     for cal in CALIBRATIONS:
-        stats = np.array([C.mean_ci(C.final_regret(e2["ES"][m][cal])) for m in sizes]
-                         + [C.mean_ci(C.final_regret(e2["ES-RR"][cal]))])
+        stats = np.array([C.mean_ci(C.final_regret(ref["ES"][m][cal])) for m in sizes]
+                         + [C.mean_ci(C.final_regret(ref["ES-RR"][cal]))])
         (line,) = ax.plot(sizes + [rr], stats[:, 0], marker="o", label=f"ES, {cal}")
         ax.fill_between(sizes + [rr], stats[:, 0] - stats[:, 1], stats[:, 0] + stats[:, 1],
                         color=line.get_color(), alpha=0.15, linewidth=0)
         for name, style in (("LinPHE", "--"), ("LinTS", ":")):
-            ax.axhline(C.final_regret(e2[name][cal]).mean(), color=line.get_color(),
+            ax.axhline(C.final_regret(ref[name][cal]).mean(), color=line.get_color(),
                        linestyle=style, linewidth=1, label=f"{name}, {cal}")
-    ax.axhline(C.final_regret(e2["LinUCB"]["theory"]).mean(), color="k", linestyle="-.",
+    ax.axhline(C.final_regret(ref["LinUCB"]["theory"]).mean(), color="k", linestyle="-.",
                linewidth=1, label="LinUCB")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("ensemble size m (last point: m = T, round robin)")
     ax.set_ylabel(f"final regret at T = {config.horizon}")
-    ax.set_title(f"E2: regret against m (d = {config.dim}, K = {config.num_arms})")
+    ax.set_title(f"Ensemble size: regret against m (d = {config.dim}, K = {config.num_arms})")
     ax.legend(fontsize=6, ncol=2)
     ax.grid(alpha=0.3, which="both")
 
 
-def draw_scaling(ax, e3: dict, config: Config, against: str) -> None:
+def draw_scaling(ax, scaling: dict, config: Config, against: str) -> None:
     horizons = sorted(config.scaling_horizons)
     dims = sorted(config.scaling_dims)
     for name in config.scaling_agents:
@@ -501,14 +511,14 @@ def draw_scaling(ax, e3: dict, config: Config, against: str) -> None:
             if name == "LinUCB" and cal == "practical":
                 continue
             if against == "T":
-                if (name, config.t_scaling_dim) not in e3:
+                if (name, config.t_scaling_dim) not in scaling:
                     continue
                 xs = horizons
-                ys = [scaled_regret(e3, name, config.t_scaling_dim, cal, t).mean()
+                ys = [scaled_regret(scaling, name, config.t_scaling_dim, cal, t).mean()
                       for t in horizons]
             else:
                 xs = dims
-                ys = [scaled_regret(e3, name, d, cal, config.d_scaling_horizon).mean()
+                ys = [scaled_regret(scaling, name, d, cal, config.d_scaling_horizon).mean()
                       for d in dims]
             shown = label(name, config) + ("" if name == "LinUCB" else f", {cal}")
             ax.plot(xs, ys, style, marker="o", label=f"{shown} ({loglog_slope(xs, ys):.2f})")
@@ -519,26 +529,26 @@ def draw_scaling(ax, e3: dict, config: Config, against: str) -> None:
     ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
     if against == "T":
         ax.set_xlabel("horizon T")
-        ax.set_title(f"E3: regret against T (d = {config.t_scaling_dim}, "
+        ax.set_title(f"Scaling: regret against T (d = {config.t_scaling_dim}, "
                      f"K = {config.scaling_arms}); slopes")
     else:
         ax.set_xlabel("dimension d")
-        ax.set_title(f"E3: regret against d (T = {config.d_scaling_horizon}); slopes")
+        ax.set_title(f"Scaling: regret against d (T = {config.d_scaling_horizon}); slopes")
     ax.set_ylabel("mean regret")
     ax.legend(fontsize=6)
     ax.grid(alpha=0.3, which="both")
 
 
-def draw_comparison(ax, e3: dict, config: Config, cal: str) -> None:
+def draw_comparison(ax, scaling: dict, config: Config, cal: str) -> None:
     d = max(config.scaling_dims)
     t_max = max(config.scaling_horizons)
     results = {}
     for name in config.scaling_agents:
-        entry = e3[(name, d)]
+        entry = scaling[(name, d)]
         results[label(name, config)] = entry["theory"][t_max] if cal == "theory" \
             else entry["practical"]
     scale = (beta(config, d, t_max) if cal == "theory" else config.noise_std)
-    jb.plot_regret(results, ax=ax, title=f"E4: {cal} calibration, σ_R = {scale:.2f} "
+    jb.plot_regret(results, ax=ax, title=f"Comparison: {cal} calibration, σ_R = {scale:.2f} "
                                          f"(d = {d}, K = {config.scaling_arms})")
 
 
@@ -547,7 +557,7 @@ def draw_comparison(ax, e3: dict, config: Config, cal: str) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> C.Report:
-    """Runs E1-E4 at ``--scale`` and writes the PNG and the markdown report."""
+    """Runs the four parts at ``--scale`` and writes the PNG and the markdown report."""
     args = C.parse_args(NAME, __doc__.splitlines()[0], argv)
     config = C.configure(SCALES, args)
     out = C.output_dir(NAME, args.out)
@@ -559,34 +569,36 @@ def main(argv: Sequence[str] | None = None) -> C.Report:
     def log(message: str) -> None:
         print(f"  {message} done ({C.timer() - start:.0f} s)", flush=True)
 
-    e2 = run_e1_e2(config, key, progress, log)
-    e3 = run_e3_e4(config, key, progress, log)
+    ref = run_reference(config, key, progress, log)
+    scaling = run_scaling(config, key, progress, log)
 
     fig, axes = C.new_figure(2, 3, width=5.2, height=4.0)
-    draw_equivalence(axes[0, 0], e2)
-    draw_ensemble_size(axes[0, 1], e2, config)
-    draw_scaling(axes[0, 2], e3, config, "T")
-    draw_scaling(axes[1, 0], e3, config, "d")
-    draw_comparison(axes[1, 1], e3, config, "practical")
-    draw_comparison(axes[1, 2], e3, config, "theory")
+    draw_equivalence(axes[0, 0], ref)
+    draw_ensemble_size(axes[0, 1], ref, config)
+    draw_scaling(axes[0, 2], scaling, config, "T")
+    draw_scaling(axes[1, 0], scaling, config, "d")
+    draw_comparison(axes[1, 1], scaling, config, "practical")
+    draw_comparison(axes[1, 2], scaling, config, "theory")
     figure = C.save_figure(fig, out / f"{NAME}.png")
 
-    tables = [reference_table(e2, config), equivalence_table(e2, config),
-              ensemble_size_table(e2, config), scaling_table(e3, config)]
-    claims = check_claims(e2, e3, config)
+    tables = [reference_table(ref, config), equivalence_table(ref, config),
+              ensemble_size_table(ref, config), scaling_table(scaling, config)]
+    claims = check_claims(ref, scaling, config)
     seconds = C.timer() - start
     intro = (f"Scale `{args.scale}`, seed {args.seed}: `linear` (unit-sphere arms and theta*, "
              f"N(0, σ²) noise, σ = {config.noise_std}), λ = {config.reg}, "
-             f"δ = {config.delta}, S = {config.param_bound}. E1/E2 on d = {config.dim}, "
-             f"K = {config.num_arms}, T = {config.horizon}, {config.num_runs} runs; E3/E4 on "
+             f"δ = {config.delta}, S = {config.param_bound}. Prop. 2 and ensemble size on "
+             f"d = {config.dim}, K = {config.num_arms}, T = {config.horizon}, "
+             f"{config.num_runs} runs; scaling and comparison on "
              f"K = {config.scaling_arms}, d in {list(config.scaling_dims)}, T up to "
              f"{max(config.scaling_horizons)}, {config.scaling_runs} runs. The demonstration "
              "protocol "
              "(a protocol proposed for the library: the paper itself has no experiments; its "
-             "reference numbers come from a NumPy check). Not run: Janz et al.'s ES in E4 and "
-             "the perturbation laws of E5 (no such agents in the library yet).")
+             "reference numbers come from a NumPy check). Not run: Janz et al.'s ensemble sampling "
+             "in the comparison and other perturbation laws (no such agents in the library "
+             "yet).")
     return C.finish(NAME, TITLE, intro, tables, claims, figure, out, args, seconds,
-                    data={"e2": e2, "e3": e3, "config": config})
+                    data={"reference": ref, "scaling": scaling, "config": config})
 
 
 if __name__ == "__main__":

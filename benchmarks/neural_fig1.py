@@ -1,19 +1,22 @@
-"""Anytime ensemble sampling (Sun, Wang & Xu), Figure 1 E-DIST / E-QUAD and Figure 2(d).
+"""Anytime ensemble sampling (Sun, Wang & Xu), Figure 1 distance / quadratic and Figure 2(d).
 
 Reproduces the neural panels of Sun et al. 2025, Fig. 1 (Sec. 4.3, 7.1-7.2) and Fig. 2(d) with
-the panel machinery of ``anytime_fig1.py``: the panels E-DIST and E-QUAD are two more builders
-in the same shape as its ``PANELS`` (this script
-keeps them in its own :data:`PANELS`, so the linear script stays free of neural compilations).
+the panel machinery of ``anytime_fig1.py``: the panels "distance" and "quadratic" (the paper's
+distance bandit and quadratic bandit, Sec. 7.1) are two more builders in the same shape as its
+``PANELS`` (this script keeps them in its own :data:`PANELS`, so the linear script stays free of
+neural compilations).
 
-* **E-DIST** (``distance``: ``-||x - theta*|| + N(0, 0.5^2)``) and **E-QUAD** (``quadratic``:
-  ``0.01 x^T A A^T x + N(0, 0.5^2)``), unit arms, a fixed arm set per run: Neural-ES
-  (``neural-es``: m = 10, sigma_R = 0.1, lambda = 1, L = 3, ReLU, no biases, 100 gd steps of 0.01
-  every round, warm-up: each arm once), Neural-ES-DT100 / DT300 (``neural-es-dt``: m_e =
-  ceil(2 ln L_e), sigma_R,e = 0.02 ln L_e, warm-up per epoch) against Neural-UCB and Neural-TS
-  (same network and gd, exploration scale tuned over a small grid by one ``jb.sweep`` each).
-* **Figure 2(d)** (E-QUAD, network size): Neural-ES with (L, N) over a grid around the baseline
-  (L = 3, N = the scale's width); each (L, N) is a shape, so one compilation each. The baseline
-  point is the E-QUAD panel's Neural-ES run (same instances, same keys), not run twice.
+* **distance** (``distance``: ``-||x - theta*|| + N(0, 0.5^2)``) and **quadratic**
+  (``quadratic``: ``0.01 x^T A A^T x + N(0, 0.5^2)``), unit arms, a fixed arm set per run:
+  Neural-ES (``neural-es``: m = 10, sigma_R = 0.1, lambda = 1, L = 3, ReLU, no biases, 100 gd
+  steps of 0.01 every round, warm-up: each arm once), Neural-ES-DT100 / DT300 (``neural-es-dt``:
+  m_e = ceil(2 ln L_e), sigma_R,e = 0.02 ln L_e, warm-up per epoch) against Neural-UCB and
+  Neural-TS (same network and gd, exploration scale tuned over a small grid by one ``jb.sweep``
+  each).
+* **Figure 2(d)** (the quadratic bandit, network size): Neural-ES with (L, N) over a grid around
+  the baseline (L = 3, N = the scale's width); each (L, N) is a shape, so one compilation each.
+  The baseline point is the quadratic panel's Neural-ES run (same instances, same keys), not run
+  twice.
 
 Every agent sees the same instances and noise (common random numbers). Scales: ``small`` (d = 8,
 K = 10, T = 600, 4 instances, N = 20; a few minutes on a 2-core CPU) and ``paper`` (d = 20,
@@ -39,8 +42,8 @@ from benchmarks import framework as C
 from jaxbandits import Result
 
 NAME = "neural_fig1"
-TITLE = ("Anytime ensemble sampling, Figure 1 E-DIST / E-QUAD (Neural-ES, DT variants) and "
-         "Figure 2(d) (network size)")
+TITLE = ("Anytime ensemble sampling, Figure 1 distance / quadratic bandits (Neural-ES, DT "
+         "variants) and Figure 2(d) (network size)")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,7 +57,7 @@ class Config:
       first_epochs: T_0 of the DT variants (the paper's DT100 and DT300).
       nn_scales: the Neural-UCB / Neural-TS ``explore_scale`` grid.
       panels: which of :data:`PANELS` to run.
-      nets: the Figure 2(d) ``(L, N)`` grid on E-QUAD (empty: skip the figure).
+      nets: the Figure 2(d) ``(L, N)`` grid on the quadratic bandit (empty: skip the figure).
       chunk_size, num_records: runner options (see :func:`benchmarks.framework.run_options`).
     """
 
@@ -66,7 +69,7 @@ class Config:
     depth: int = 3
     first_epochs: tuple[int, ...] = (100, 300)
     nn_scales: tuple[float, ...] = (0.001, 0.01, 0.1)
-    panels: tuple[str, ...] = ("E-DIST", "E-QUAD")
+    panels: tuple[str, ...] = ("distance", "quadratic")
     nets: tuple[tuple[int, int], ...] = ((2, 10), (3, 10), (3, 20), (3, 50), (5, 20))
     chunk_size: int = 300
     num_records: int = 40
@@ -79,11 +82,11 @@ class Config:
 
 SCALES = {
     "tiny": Config(dim=4, num_arms=6, horizon=60, num_runs=2, width=8, first_epochs=(10, 20),
-                   nn_scales=(0.01, 0.1), panels=("E-QUAD",), nets=((2, 8), (3, 8)),
+                   nn_scales=(0.01, 0.1), panels=("quadratic",), nets=((2, 8), (3, 8)),
                    chunk_size=60, num_records=15),
     # not on the command line: the sizes notebooks/neural.ipynb tells the story at
     "notebook": Config(dim=6, num_arms=8, horizon=200, num_runs=3, width=10, first_epochs=(50,),
-                       nn_scales=(0.01, 0.1), panels=("E-QUAD",), nets=((2, 10), (3, 10)),
+                       nn_scales=(0.01, 0.1), panels=("quadratic",), nets=((2, 10), (3, 10)),
                        chunk_size=200, num_records=20),
     "small": Config(dim=8, num_arms=10, horizon=600, num_runs=4),
     "paper": Config(dim=20, num_arms=50, horizon=10_000, num_runs=10,
@@ -125,14 +128,14 @@ def neural_panel(title: str, env, config: Config) -> A.Panel:
 
 
 def dist_panel(config: Config, solver: str = "gd") -> A.Panel:
-    """E-DIST: ``-||x - theta*||`` plus N(0, 0.5^2) noise."""
+    """The distance bandit: ``-||x - theta*||`` plus N(0, 0.5^2) noise."""
     env = jb.make_env("distance", dim=config.dim, num_arms=config.num_arms, noise_std=0.5)
-    return neural_panel("E-DIST", env, config)
+    return neural_panel("distance bandit", env, config)
 
 
 def quad_panel(config: Config, solver: str = "gd") -> A.Panel:
-    """E-QUAD: ``0.01 x^T A A^T x`` plus N(0, 0.5^2) noise."""
-    return neural_panel("E-QUAD", quad_env(config), config)
+    """The quadratic bandit: ``0.01 x^T A A^T x`` plus N(0, 0.5^2) noise."""
+    return neural_panel("quadratic bandit", quad_env(config), config)
 
 
 def quad_env(config: Config):
@@ -140,8 +143,8 @@ def quad_env(config: Config):
 
 
 #: panel name -> builder ``(config, solver) -> Panel``, as :data:`anytime_fig1.PANELS`.
-PANELS: dict[str, Callable[[Config, str], A.Panel]] = {"E-DIST": dist_panel,
-                                                        "E-QUAD": quad_panel}
+PANELS: dict[str, Callable[[Config, str], A.Panel]] = {"distance": dist_panel,
+                                                        "quadratic": quad_panel}
 
 
 def net_label(depth: int, width: int) -> str:
@@ -150,8 +153,8 @@ def net_label(depth: int, width: int) -> str:
 
 def run_nets(config: Config, key: jax.Array, baseline: Result | None,
              progress: bool | None = False) -> dict[tuple[int, int], Result]:
-    """Figure 2(d): Neural-ES on E-QUAD for every ``(L, N)`` (one compilation each); the
-    baseline ``(config.depth, config.width)`` reuses ``baseline`` when given."""
+    """Figure 2(d): Neural-ES on the quadratic bandit for every ``(L, N)`` (one compilation
+    each); the baseline ``(config.depth, config.width)`` reuses ``baseline`` when given."""
     options = A.run_options(config, config.warmup, progress)
     env = quad_env(config)
     out: dict[tuple[int, int], Result] = {}
@@ -167,8 +170,8 @@ def run_nets(config: Config, key: jax.Array, baseline: Result | None,
 
 def nets_table(nets: dict[tuple[int, int], Result], config: Config) -> C.Table:
     base = nets.get((config.depth, config.width))
-    table = C.Table(f"Figure 2(d), E-QUAD: Neural-ES final regret at T = {config.horizon} by "
-                    "network size",
+    table = C.Table(f"Figure 2(d), quadratic bandit: Neural-ES final regret at T = "
+                    f"{config.horizon} by network size",
                     ["(L, N)", "parameters d'", "final regret (mean ± 95% CI)",
                      "gap to baseline (paired)", "run s"],
                     note=(f"Baseline L = {config.depth}, N = {config.width} (the Figure 1 "
@@ -185,8 +188,8 @@ def nets_table(nets: dict[tuple[int, int], Result], config: Config) -> C.Table:
 
 def nets_claims(nets: dict[tuple[int, int], Result],
                 config: Config) -> list[tuple[str, bool | None, str]]:
-    """Check 18: the smallest net is worst, large nets bring no significant gain, width helps more
-    than depth (the widest net beats the deepest)."""
+    """Sun et al. 2025, Fig. 2(d) (App. F): the smallest net is worst, large nets bring no
+    significant gain, width helps more than depth (the widest net beats the deepest)."""
     base_key = (config.depth, config.width)
     if base_key not in nets or len(nets) < 2:
         return []
@@ -196,8 +199,8 @@ def nets_claims(nets: dict[tuple[int, int], Result],
     if smallest != base_key:
         ok, evidence = A.worse_than(nets[smallest], base)
         claims.append((f"[Fig. 2(d)] the smallest net ({net_label(*smallest)}) has larger "
-                       f"regret than the baseline ({net_label(*base_key)}) on E-QUAD", ok,
-                       evidence))
+                       f"regret than the baseline ({net_label(*base_key)}) on the quadratic "
+                       "bandit", ok, evidence))
     larger = [k for k in nets if k[1] > config.width and k[0] == config.depth]
     for k in larger:
         ok, evidence = A.worse_than(base, nets[k])  # True: the wider net gains clearly
@@ -219,28 +222,29 @@ def nets_claims(nets: dict[tuple[int, int], Result],
 def run(config: Config, key: jax.Array,
         progress: bool | None = False) -> tuple[dict[str, A.PanelResult],
                                                  dict[tuple[int, int], Result]]:
-    """The panels of ``config`` and the Figure 2(d) grid: ``({title: PanelResult}, {(L, N):
+    """The panels of ``config`` and the Figure 2(d) grid: ``({name: PanelResult}, {(L, N):
     Result})``."""
-    panels = {title: A.run_panel(PANELS[title](config, "gd"), key, config, progress)
-              for title in config.panels}
+    panels = {name: A.run_panel(builder(config, "gd"), key, config, progress)
+              for name, builder in A.builders(PANELS, config.panels).items()}
     nets = {}
     if config.nets:
-        base = panels["E-QUAD"].curves["Neural-ES"] if "E-QUAD" in panels else None
+        base = panels["quadratic"].curves["Neural-ES"] if "quadratic" in panels else None
         nets = run_nets(config, key, base, progress)
     return panels, nets
 
 
 def draw(panels: dict[str, A.PanelResult], nets: dict[tuple[int, int], Result], config: Config):
     fig, axes = C.new_figure(1, len(panels) + bool(nets), width=5.6, height=4.2)
-    for ax, (title, result) in zip(axes[0], panels.items(), strict=False):
+    for ax, result in zip(axes[0], panels.values(), strict=False):
         A.draw_curves(ax, result.curves, result.kinds,
-                      f"{title} (d = {config.dim}, K = {config.num_arms})", result.panel.warmup)
+                      f"{result.panel.title} (d = {config.dim}, K = {config.num_arms})",
+                      result.panel.warmup)
     if nets:
         kinds = {net_label(*k): ("baseline" if k == (config.depth, config.width) else "dt")
                  for k in nets}
         curves = {net_label(*k): res for k, res in nets.items()}
-        A.draw_curves(axes[0][-1], curves, kinds, "Fig. 2(d): E-QUAD, Neural-ES by (L, N)",
-                      config.warmup)
+        A.draw_curves(axes[0][-1], curves, kinds,
+                      "Fig. 2(d): quadratic bandit, Neural-ES by (L, N)", config.warmup)
     return fig
 
 
@@ -269,7 +273,7 @@ def main(argv: Sequence[str] | None = None) -> C.Report:
              + "}, b = 2.618, m_e = ceil(2 ln L_e), sigma_R,e = 0.02 ln L_e. Neural-UCB / "
              "Neural-TS (diagonal design) tuned over explore_scale in {"
              + ", ".join(f"{s:g}" for s in config.nn_scales) + "} on these runs (favours the "
-             "baselines). Sun et al. 2025, Fig. 1 (E-DIST, E-QUAD) and Fig. 2(d). "
+             "baselines). Sun et al. 2025, Fig. 1 (distance, quadratic) and Fig. 2(d). "
              f"Competitive = mean final regret at most {100 * A.NOT_WORSE_TOL:.0f}"
              "% above the reference's (clearly worse: more than that with a paired 95% CI "
              f"excluding 0); close = within {100 * A.CLOSE_TOL:.0f}%; an ordering is decided at "

@@ -39,7 +39,7 @@ environment's defaults otherwise) and with the agent's default hyperparameters:
   share one Sherman-Morrison ``V^{-1}``;
 * ``ensemble-pp[M=8]`` and ``ensemble-pp[M=32]`` on ``linear``: linear Ensemble++ with the
   Kalman-form update of the factor ``A`` (Li et al. 2024, Sec. 3.1);
-* ``glm-es`` on ``logistic`` (E-LOG): GLM ensemble sampling (Sun et al. 2025) with its G-optimal
+* ``glm-es`` on ``logistic`` (Sun et al. 2025, Sec. 7.1): GLM ensemble sampling with its G-optimal
   warm-up (500 rounds), then m = 10 members of 100 gradient steps each per round. Its NumPy
   reference refits every member on the whole perturbed history every round, as the paper's code
   does, so its per-step cost grows with t; the engine fits on per-arm statistics, flat in t. A

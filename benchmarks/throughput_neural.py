@@ -41,7 +41,7 @@ build ``torch==2.13.0``); without it the script prints the JAX numbers and says 
 What is timed:
 
 * **JAX**: ``jb.simulate`` with the agent's ``warmup=0``. Agents on per-arm statistics
-  (neural-es, neural-ucb on E-QUAD, training every round) cost the same every round after the
+  (neural-es, neural-ucb on ``quadratic``, training every round) cost the same every round after the
   warm-up, so a short horizon (``--horizon``) gives their steady state. Agents with a ring
   buffer of B rows (neurallog-ucb-2: the arms change every round) train on the rows filled so
   far, so their rounds get dearer until the buffer is full: they are timed over the PyTorch

@@ -59,27 +59,10 @@ _SPEC_CITATION = re.compile(
     ]))
 
 ROOT = DOCS.parent
-#: Files other work in progress rewrites; each group is expected to pass once that work lands
-#: (then drop it from here): the runner package and the modules it replaces, the edge modules
-#: (command line, results, plotting), and the benchmarks with the tests and notebooks that read
-#: their report labels.
-PENDING = {
-    "runner": ("jaxbandits/simulate.py", "jaxbandits/differentiable.py",
-               "jaxbandits/checkpoint.py", "jaxbandits/runner/"),
-    "edges": ("jaxbandits/cli.py", "jaxbandits/cli/", "jaxbandits/results.py",
-              "jaxbandits/results/", "jaxbandits/plotting.py", "jaxbandits/plotting/"),
-    "repro": ("benchmarks/", "tests/test_reproduce", "tests/test_benchmarks_neural.py",
-              "notebooks/anytime_glm.ipynb", "notebooks/neural.ipynb"),
-}
 _CHECKED = [*DOCS.rglob("*.md"), ROOT / "README.md", *(ROOT / "notebooks").glob("*.ipynb"),
             *(ROOT / "jaxbandits").rglob("*.py"), *(ROOT / "tests").glob("*.py"),
             *(ROOT / "benchmarks").rglob("*.py"), *(ROOT / "benchmarks").rglob("*.md"),
             *(ROOT / "benchmarks").rglob("*.sh")]
-
-
-def _group(file: Path) -> str | None:
-    rel = file.relative_to(ROOT).as_posix()
-    return next((g for g, paths in PENDING.items() if rel.startswith(paths)), None)
 
 
 def _spec_citations(files) -> list[str]:
@@ -108,16 +91,9 @@ def test_the_citation_patterns_catch_what_they_should():
 def test_docs_code_and_tests_cite_papers_not_spec_files_or_issues():
     """Docs, README, notebooks, the library, the tests and the benchmarks cite papers by key
     (``docs/papers.md``) with the paper's own numbering; the papers page's explanation of the
-    old citations is the one allowed mention. The files of :data:`PENDING` are checked by the
-    test below."""
-    hits = _spec_citations([f for f in _CHECKED if _group(f) is None])
-    assert not hits, hits
-
-
-@pytest.mark.xfail(strict=False, reason="rewritten by the runner / edges / repro work (PENDING)")
-@pytest.mark.parametrize("group", sorted(PENDING))
-def test_pending_files_cite_papers_not_spec_files_or_issues(group):
-    hits = _spec_citations([f for f in _CHECKED if _group(f) == group])
+    old citations is the one allowed mention. Report tables and panels are named as the papers
+    name them (Sun et al. 2025's "linear", "logistic", "distance" and "quadratic" bandits)."""
+    hits = _spec_citations(_CHECKED)
     assert not hits, hits
 
 

@@ -182,7 +182,7 @@ def test_ensemble_pp_ablation_tiny(tmp_path):
 
 #: Lee & Oh 2024's statements decided at tiny scale (seed 0): Prop. 2 holds run by run, the
 #: theory scale beta_T over-explores (about 5x), and the orderings around LinUCB are wide gaps.
-LEE_OH = {"E1: ES with m = T and round robin is LinPHE": True,
+LEE_OH = {"Prop. 2: ES with m = T and round robin is LinPHE": True,
           "the theory calibration over-explores": True,
           "practical calibration: ES": True,
           "ordering: LinUCB < sampling methods": True}
@@ -195,18 +195,19 @@ def test_lee_oh_demo_tiny(tmp_path):
     assert table.columns == (["calibration"] + [f"ES m={m}" for m in config.ensemble_sizes]
                              + [f"ES m=T={config.horizon} RR", "LinPHE", "LinTS(v=σ_R)",
                                 "LinUCB"])
-    assert report.table("E1").row_labels == ["theory", "practical"]
-    assert report.table("E2").row_labels == (
+    assert report.table("Prop. 2").row_labels == ["theory", "practical"]
+    assert report.table("Ensemble size").row_labels == (
         [f"m = {m}" for m in config.ensemble_sizes]
         + [f"m = T = {config.horizon} (round robin)", "LinPHE", "LinTS", "LinUCB"])
-    scaling = report.table("E3")
+    scaling = report.table("Scaling")
     assert len(scaling.rows) == sum(1 if a == "LinUCB" else 2 for a in config.scaling_agents)
     # The theory calibration is beta_T of Lee & Oh 2024, Thm. 1 (3.85 at d = 5, T = 1000).
-    assert report.data["e2"]["scales"]["practical"] == config.noise_std
+    assert report.data["reference"]["scales"]["practical"] == config.noise_std
     assert module.beta(module.SCALES["small"], 5, 1000) == pytest.approx(3.85, abs=0.01)
-    # E2's ES at each m and calibration is lin-es with that size and perturbation scale
-    for m, by_cal in report.data["e2"]["ES"].items():
+    # the ensemble-size part's ES at each m and calibration is lin-es with that size and
+    # perturbation scale
+    for m, by_cal in report.data["reference"]["ES"].items():
         for cal, result in by_cal.items():
             assert result.agent_config["ensemble_size"] == m
             assert result.agent_config["perturb_std"] == pytest.approx(
-                report.data["e2"]["scales"][cal])
+                report.data["reference"]["scales"][cal])

@@ -31,14 +31,15 @@ def _chunk_traces() -> int:
 
 def test_anytime_fig1_tiny(tmp_path):
     module, config, report = _run(anytime_fig1, tmp_path, expected={
-        "regret on E-LIN is sublinear": True, "regret on E-LOG is sublinear": True})
+        "regret on the linear bandit is sublinear": True,
+        "regret on the logistic bandit is sublinear": True})
     dts = [f"DT{t}" for t in config.first_epochs]
-    lin = report.table("E-LIN")
+    lin = report.table("linear bandit")
     assert lin.row_labels == (["Lin-ES", f"Lin-ES (sigma_R={module.LIN_ES_DIAGNOSTIC:g})"]
                               + [f"Lin-ES-{d}" for d in dts]
                               + ["LinUCB"] * len(config.lin_scales)
                               + ["LinTS"] * len(config.lin_scales))
-    log = report.table("E-LOG")
+    log = report.table("logistic bandit")
     assert log.row_labels == (["GLM-ES"] + [f"GLM-ES-{d}" for d in dts]
                               + ["UCB-GLM"] * len(config.glm_scales)
                               + ["GLM-TSL"] * len(config.glm_scales))
@@ -61,6 +62,29 @@ def test_anytime_fig4_is_fig1_at_larger_sizes():
         assert config.dim > base.dim and config.num_arms > base.num_arms
         assert dataclasses.replace(config, dim=base.dim, num_arms=base.num_arms) == base
     assert (anytime_fig4.SCALES["paper"].dim, anytime_fig4.SCALES["paper"].num_arms) == (50, 500)
+
+
+def test_panels_are_the_papers_bandits_and_selected_by_name():
+    """The Fig. 1 panels are named as Sun et al. 2025, Sec. 7.1 names its bandits (and the
+    registry its environments); ``--set panels=...`` picks them by name, one name alone too,
+    and a name that is no panel is an error that lists the panels."""
+    from benchmarks import framework, neural_fig1
+
+    assert list(anytime_fig1.PANELS) == ["linear", "logistic"]
+    assert list(neural_fig1.PANELS) == ["distance", "quadratic"]
+    config = anytime_fig1.SCALES["tiny"]
+    for name, build in {**anytime_fig1.PANELS, **neural_fig1.PANELS}.items():
+        assert name in jb.registry.ENVS
+        assert build(config if name in anytime_fig1.PANELS else neural_fig1.SCALES["tiny"],
+                     "gd").title == f"{name} bandit"
+    for value, picked in (('["logistic"]', ["logistic"]), ("logistic", ["logistic"]),
+                          ('["logistic", "linear"]', ["logistic", "linear"])):
+        args = framework.parse_args(anytime_fig1.NAME, "", ["--scale", "tiny", "--set",
+                                                           f"panels={value}"])
+        chosen = framework.configure(anytime_fig1.SCALES, args).panels
+        assert list(anytime_fig1.builders(anytime_fig1.PANELS, chosen)) == picked
+    with pytest.raises(ValueError, match="'linear', 'logistic'"):
+        anytime_fig1.builders(anytime_fig1.PANELS, ("linear", "lin"))
 
 
 def test_anytime_fig2_tiny_and_the_grids_share_programs(tmp_path):

@@ -1,4 +1,4 @@
-"""Smoke tests of the neural reproductions (Sun et al. 2025, Fig. 1 E-DIST / E-QUAD and 2(d);
+"""Smoke tests of the neural reproductions (Sun et al. 2025, Fig. 1 distance / quadratic and 2(d);
 Bae & Lee 2025, Figures 1-2 and Table 2) and their notebook.
 
 Each script's ``main`` runs at the test-only ``--scale tiny`` into a temporary folder; the tests
@@ -23,7 +23,7 @@ NOTEBOOK = ROOT / "notebooks" / "neural.ipynb"
 def test_neural_fig1_tiny(tmp_path):
     module, config, report = _run(neural_fig1, tmp_path)
     dts = [f"Neural-ES-DT{t}" for t in config.first_epochs]
-    quad = report.table("E-QUAD")
+    quad = report.table("quadratic bandit")
     assert quad.row_labels == (["Neural-ES", *dts] + ["Neural-UCB"] * len(config.nn_scales)
                                + ["Neural-TS"] * len(config.nn_scales))
     assert sum(row[1].endswith("*") for row in quad.rows) == 2  # one tuned value per baseline
@@ -33,8 +33,8 @@ def test_neural_fig1_tiny(tmp_path):
     assert checks == {"[Fig. 1]", "[Fig. 2(d)]"}
     # the Figure 2(d) baseline is the Figure 1 Neural-ES run, not a second one
     base = report.data["nets"][config.depth, config.width]
-    assert base is report.data["panels"]["E-QUAD"].curves["Neural-ES"]
-    for result in report.data["panels"]["E-QUAD"].curves.values():
+    assert base is report.data["panels"]["quadratic"].curves["Neural-ES"]
+    for result in report.data["panels"]["quadratic"].curves.values():
         assert result.cumulative_regret.shape == (config.num_runs, config.num_records)
         assert np.all(np.diff(result.cumulative_regret, axis=1) >= -1e-5)
 

@@ -11,10 +11,10 @@ from jaxbandits.metrics import BUILTIN
 DEFAULT_ENV = "linear"
 DEFAULT_HORIZON = 10_000
 DEFAULT_RUNS = 200
-#: The built-in experiment of ``jaxbandits run`` (no ``--env``, no ``--agents``): the anytime
-#: paper's E-LIN problem with the agents of the linear papers, each well specified for it, and
-#: the exploration scales tuned on this problem where the theory's scale over-explores (stated
-#: in the output and in ``summary.md``).
+#: The built-in experiment of ``jaxbandits run`` (no ``--env``, no ``--agents``): the linear
+#: bandit of Sun et al. 2025, Sec. 7.1, with the agents of the linear papers, each well
+#: specified for it, and the exploration scales tuned on this problem where the theory's scale
+#: over-explores (stated in the output and in ``summary.md``).
 DEFAULT_EXPERIMENT: dict[str, Any] = {
     "env": DEFAULT_ENV,
     "agents": ["greedy", "lin-ucb", "lin-ts", "lin-phe", "lin-es", "ensemble-sampling",
