@@ -413,29 +413,18 @@ def late_start(horizon: int) -> int:
 
 @functools.cache
 def _timed_programs():
-    """The runner's own round functions, jitted for one unbatched run (module-level, so that a
-    second call, e.g. from the notebook, reuses the compiled programs).
-
-    The public one-run API ``jb.runner.init`` / ``jb.runner.play_chunk`` (the runner package)
-    where the library has it; LEAD: until that branch (wip-runner) is merged this is the one
-    call site in benchmarks/ of the runner's internals (``init_run`` / ``chunk_run``, the same
-    arguments): delete the fallback then.
-    """
-    runner = getattr(jb, "runner", None)
-    if runner is not None and hasattr(runner, "play_chunk"):
-        init_run, chunk_run = runner.init, runner.play_chunk
-    else:
-        from jaxbandits.simulate import chunk_run, init_run
-
-    return (jax.jit(init_run, static_argnames="num_slots"),
-            jax.jit(chunk_run, static_argnames="length", donate_argnums=2))
+    """The runner's public one-run functions (``jb.runner.init`` / ``jb.runner.play_chunk``),
+    jitted for one unbatched run (module-level, so that a second call, e.g. from the notebook,
+    reuses the compiled programs)."""
+    return (jax.jit(jb.runner.init, static_argnames="num_slots"),
+            jax.jit(jb.runner.play_chunk, static_argnames="length", donate_argnums=2))
 
 
 def round_costs(env, agent, key: jax.Array, horizon: int, chunk: int) -> dict[str, Any]:
     """Wall time per round of one run against t, measured chunk by chunk.
 
-    Plays run 0 of ``jb.simulate(env, agent, key, horizon)`` (the runner's own ``init_run`` /
-    ``chunk_run``, unbatched) in chunks of ``chunk`` rounds and times each one
+    Plays run 0 of ``jb.simulate(env, agent, key, horizon)`` (``jb.runner.init`` /
+    ``play_chunk``, unbatched) in chunks of ``chunk`` rounds and times each one
     (``block_until_ready``); a first call that plays no round compiles the program, so no chunk
     pays for compilation. Returns ``{"steps": the rounds each chunk ends at, "ms": milliseconds
     per round in each chunk, "regret": the run's final cumulative regret}``.

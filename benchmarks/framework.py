@@ -498,7 +498,7 @@ def record_steps(horizon: int, num: int, include: Iterable[int] = ()) -> np.ndar
     """Exactly ``min(num, horizon)`` increasing steps in ``[1, horizon]``, about log-spaced.
 
     The steps in ``include`` (those in range) and ``horizon`` are always among them. A fixed
-    count, unlike :func:`jaxbandits.simulate.log_spaced_steps`, keeps the recording buffer's
+    count, unlike :func:`jaxbandits.runner.log_spaced_steps`, keeps the recording buffer's
     shape (and so the compiled program) the same for every horizon.
     """
     num = min(num, horizon)
