@@ -94,6 +94,7 @@ __all__ = [
     "field_kinds",
     "float_dtype",
     "wrapped_agent",
+    "wrapped_assume",
 ]
 
 #: Rows of the ring buffer an agent with ``buffer_size=None`` keeps on an arm set that changes
@@ -409,6 +410,13 @@ def wrapped_agent(agent: Agent) -> Agent | None:
     """The agent ``agent`` wraps (:class:`Wrapper`), or None."""
     inner = agent.agent if isinstance(agent, Wrapper) else None
     return inner if isinstance(inner, Agent) else None
+
+
+def wrapped_assume(inner: Agent, values: dict[str, Any]) -> dict[str, Any]:
+    """A wrapper's :meth:`Agent.assume` from its wrapped agent ``inner``'s ``values``: those
+    that change ``inner``, as ``{"agent": inner.replace(...)}`` (``{}`` when none does)."""
+    values = {f: v for f, v in values.items() if getattr(inner, f) != v}
+    return {"agent": inner.replace(**values)} if values else {}
 
 
 def check_agent_class(cls: type) -> None:

@@ -26,7 +26,7 @@ import jax.numpy as jnp
 from flax import struct
 
 from jaxbandits.agents.linear import LinTS, LinUCBState, RidgeAgent
-from jaxbandits.core import Agent, Context, Feedback, Spec, check_probability
+from jaxbandits.core import Agent, Context, Feedback, Spec, check_probability, wrapped_assume
 from jaxbandits.linalg import RidgeState, ridge_sq_widths, ridge_update
 
 __all__ = ["Discounted", "discount_ridge"]
@@ -78,9 +78,7 @@ class Discounted(Agent):
 
     def assume(self, assumptions, spec, horizon=None) -> dict:
         """The wrapped agent's well-specified values, as a new ``agent``."""
-        values = self.agent.assume(assumptions, spec, horizon)
-        values = {f: v for f, v in values.items() if getattr(self.agent, f) != v}
-        return {"agent": self.agent.replace(**values)} if values else {}
+        return wrapped_assume(self.agent, self.agent.assume(assumptions, spec, horizon))
 
     def validate(self) -> None:
         if not isinstance(self.agent, RidgeAgent):

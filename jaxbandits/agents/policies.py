@@ -26,6 +26,7 @@ from jaxbandits.core import (
     Spec,
     check_positive,
     float_dtype,
+    wrapped_assume,
 )
 from jaxbandits.registry import register_agent
 
@@ -79,9 +80,7 @@ class Softmax(SoftmaxPolicy, Agent):
 
     def assume(self, assumptions, spec, horizon=None) -> dict:
         """The wrapped agent's well-specified values, as a new ``agent``."""
-        values = self.agent.assume(assumptions, spec, horizon)
-        values = {f: v for f, v in values.items() if getattr(self.agent, f) != v}
-        return {"agent": self.agent.replace(**values)} if values else {}
+        return wrapped_assume(self.agent, self.agent.assume(assumptions, spec, horizon))
 
     def validate(self) -> None:
         if not isinstance(self.agent, Agent):
