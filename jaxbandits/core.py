@@ -70,6 +70,7 @@ __all__ = [
     "Agent",
     "Assumptions",
     "Context",
+    "Delegating",
     "Env",
     "Feedback",
     "FieldKind",
@@ -94,6 +95,7 @@ __all__ = [
     "field_kinds",
     "float_dtype",
     "wrapped_agent",
+    "wrapped_assume",
 ]
 
 #: Rows of the ring buffer an agent with ``buffer_size=None`` keeps on an arm set that changes
@@ -409,6 +411,31 @@ def wrapped_agent(agent: Agent) -> Agent | None:
     """The agent ``agent`` wraps (:class:`Wrapper`), or None."""
     inner = agent.agent if isinstance(agent, Wrapper) else None
     return inner if isinstance(inner, Agent) else None
+
+
+def wrapped_assume(inner: Agent, values: dict[str, Any]) -> dict[str, Any]:
+    """A wrapper's :meth:`Agent.assume` from its wrapped agent ``inner``'s ``values``: those
+    that change ``inner``, as ``{"agent": inner.replace(...)}`` (``{}`` when none does)."""
+    values = {f: v for f, v in values.items() if getattr(inner, f) != v}
+    return {"agent": inner.replace(**values)} if values else {}
+
+
+class Delegating:
+    """Mixin of a :class:`Wrapper` agent (listed before :class:`Agent`): the wrapped ``agent``'s
+    round inputs, well-specified values (:func:`wrapped_assume`) and initial state. It declares
+    no field."""
+
+    @property
+    def input_kinds(self) -> tuple[str, ...]:
+        return self.agent.input_kinds
+
+    def assume(self, assumptions: Assumptions, spec: Spec,
+               horizon: int | None = None) -> dict[str, Any]:
+        """The wrapped agent's well-specified values, as a new ``agent``."""
+        return wrapped_assume(self.agent, self.agent.assume(assumptions, spec, horizon))
+
+    def init(self, key: jax.Array, spec: Spec):
+        return self.agent.init(key, spec)
 
 
 def check_agent_class(cls: type) -> None:

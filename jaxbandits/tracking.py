@@ -27,6 +27,7 @@ Example::
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 from collections.abc import Mapping
@@ -130,6 +131,14 @@ class _Adapter:
         self.close()
 
 
+def _require(module: str, tracker: str, extra: str) -> Any:
+    """``module`` imported, or an ``ImportError`` that names the extra installing it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as err:
+        raise ImportError(f"{tracker} needs {module}: pip install 'jaxbandits[{extra}]'") from err
+
+
 class TensorBoardTracker(_Adapter):
     """Writes TensorBoard event files with ``tensorboardX`` (``pip install
     'jaxbandits[tensorboard]'``): metrics as scalars, ``run_info`` as hyperparameters and as a
@@ -137,11 +146,7 @@ class TensorBoardTracker(_Adapter):
 
     def __init__(self, logdir: str | os.PathLike, **writer_kwargs: Any):
         super().__init__()
-        try:
-            from tensorboardX import SummaryWriter
-        except ImportError as err:
-            raise ImportError("TensorBoardTracker needs tensorboardX: pip install "
-                              "'jaxbandits[tensorboard]'") from err
+        SummaryWriter = _require("tensorboardX", "TensorBoardTracker", "tensorboard").SummaryWriter
         self.logdir = os.fspath(logdir)
         self.writer = SummaryWriter(self.logdir, **writer_kwargs)
 
@@ -170,12 +175,7 @@ class MLflowTracker(_Adapter):
     def __init__(self, experiment: str | None = None, run_name: str | None = None,
                  tracking_uri: str | None = None):
         super().__init__()
-        try:
-            import mlflow
-        except ImportError as err:
-            raise ImportError("MLflowTracker needs mlflow: pip install 'jaxbandits[mlflow]'") \
-                from err
-        self.mlflow = mlflow
+        self.mlflow = mlflow = _require("mlflow", "MLflowTracker", "mlflow")
         if tracking_uri is not None:
             mlflow.set_tracking_uri(tracking_uri)
         if experiment is not None:
@@ -206,12 +206,7 @@ class WandbTracker(_Adapter):
 
     def __init__(self, project: str | None = None, mode: str = "offline", **init_kwargs: Any):
         super().__init__()
-        try:
-            import wandb
-        except ImportError as err:
-            raise ImportError("WandbTracker needs wandb: pip install 'jaxbandits[wandb]'") \
-                from err
-        self.wandb = wandb
+        self.wandb = _require("wandb", "WandbTracker", "wandb")
         self.project, self.mode, self.init_kwargs = project, mode, init_kwargs
         self.run = None
 

@@ -54,6 +54,7 @@ from jaxbandits.core import (
     check_nonnegative,
     check_positive,
     float_dtype,
+    wrapped_assume,
 )
 from jaxbandits.registry import register_agent
 
@@ -187,8 +188,7 @@ class Anytime(Agent):
         values = self.agent.assume(assumptions, spec, horizon)
         if self.schedule:
             values.pop("perturb_std", None)
-        values = {f: v for f, v in values.items() if getattr(self.agent, f) != v}
-        return {"agent": self.agent.replace(**values)} if values else {}
+        return wrapped_assume(self.agent, values)
 
     def warmup_rounds(self, spec: Spec) -> int:
         """The first epoch's warm-up, ``min(tau, T_0)``."""

@@ -26,7 +26,7 @@ import jax.numpy as jnp
 from flax import struct
 
 from jaxbandits.agents.linear import LinTS, LinUCBState, RidgeAgent
-from jaxbandits.core import Agent, Context, Feedback, Spec, check_probability
+from jaxbandits.core import Agent, Context, Delegating, Feedback, check_probability
 from jaxbandits.linalg import RidgeState, ridge_sq_widths, ridge_update
 
 __all__ = ["Discounted", "discount_ridge"]
@@ -47,7 +47,7 @@ def discount_ridge(state: RidgeState, discount: jax.Array, reg: jax.Array) -> Ri
     return refreshed.replace(count=state.count)
 
 
-class Discounted(Agent):
+class Discounted(Delegating, Agent):
     """A ridge agent with a discounted (forgetting) design matrix, for drifting environments.
 
     An extension, not a papers' algorithm (module docstring: D-LinUCB's statistic, Russac et
@@ -72,16 +72,6 @@ class Discounted(Agent):
     agent: Agent = struct.field(default_factory=LinTS)
     discount: float = 0.99
 
-    @property
-    def input_kinds(self) -> tuple[str, ...]:  # type: ignore[override]
-        return self.agent.input_kinds
-
-    def assume(self, assumptions, spec, horizon=None) -> dict:
-        """The wrapped agent's well-specified values, as a new ``agent``."""
-        values = self.agent.assume(assumptions, spec, horizon)
-        values = {f: v for f, v in values.items() if getattr(self.agent, f) != v}
-        return {"agent": self.agent.replace(**values)} if values else {}
-
     def validate(self) -> None:
         if not isinstance(self.agent, RidgeAgent):
             raise ValueError(f"discounted: agent must be a ridge agent (greedy, lin-ucb, "
@@ -89,9 +79,6 @@ class Discounted(Agent):
         super().validate()
         self.agent.validate()
         check_probability(self, "discount")
-
-    def init(self, key: jax.Array, spec: Spec):
-        return self.agent.init(key, spec)
 
     def act(self, state, key: jax.Array, context: Context):
         return self.agent.act(state, key, context)

@@ -252,9 +252,7 @@ class UCBGLM(GLMAgent):
             remaining=remaining)
 
     def update(self, state: UCBGLMState, key, context, action, feedback) -> UCBGLMState:
-        data, _ = self._add(state.data, context, action, feedback.reward)
-        fit = self._warm(state.remaining, data)
-        theta = self._fit(state.theta, data, data.rewards, self.reg, fit)
+        data, theta = self._add_and_refit(state, context, action, feedback.reward)
         design = ridge_update(state.design, chosen_features(context, action), feedback.reward)
         return state.replace(theta=theta, data=data, design=design)
 
@@ -314,9 +312,7 @@ class GLMTSL(GLMAgent):
         return jnp.where(in_warmup, warm_arm, greedy), state.replace(remaining=remaining)
 
     def update(self, state: GLMTSLState, key, context, action, feedback) -> GLMTSLState:
-        data, _ = self._add(state.data, context, action, feedback.reward)
-        fit = self._warm(state.remaining, data)
-        theta = self._fit(state.theta, data, data.rewards, self.reg, fit)
+        data, theta = self._add_and_refit(state, context, action, feedback.reward)
         return state.replace(theta=theta, data=data)
 
 

@@ -141,3 +141,11 @@ class GLMAgent(Agent):
         if data.per_arm:
             return jnp.sum(remaining) == 0
         return data.num_obs >= self.warmup
+
+    def _add_and_refit(self, state, context, action, reward):
+        """``(data, theta)``: ``state.data`` with this round's observation in, and the
+        regularised MLE refit on it from ``state.theta`` once the warm-up is over (the update of
+        a state with ``theta``, ``data`` and ``remaining``)."""
+        data, _ = self._add(state.data, context, action, reward)
+        fit = self._warm(state.remaining, data)
+        return data, self._fit(state.theta, data, data.rewards, self.reg, fit)

@@ -21,9 +21,9 @@ from jaxbandits.agents.select import SoftmaxPolicy
 from jaxbandits.core import (
     Agent,
     Context,
+    Delegating,
     Feedback,
     Scores,
-    Spec,
     check_positive,
     float_dtype,
 )
@@ -34,7 +34,7 @@ __all__ = ["ARM_FEATURES", "NeuralPolicy", "Softmax", "StatsMLP", "arm_features"
 
 
 @register_agent
-class Softmax(SoftmaxPolicy, Agent):
+class Softmax(Delegating, SoftmaxPolicy, Agent):
     """Boltzmann exploration over any argmax agent: ``P(k) ∝ exp(scores_k / temperature)``.
 
     The wrapped agent (default ``greedy``: softmax over the ridge means, the classic Boltzmann
@@ -73,25 +73,12 @@ class Softmax(SoftmaxPolicy, Agent):
     def relaxed_updates(self) -> bool:  # type: ignore[override]
         return self.agent.relaxed_updates
 
-    @property
-    def input_kinds(self) -> tuple[str, ...]:  # type: ignore[override]
-        return self.agent.input_kinds
-
-    def assume(self, assumptions, spec, horizon=None) -> dict:
-        """The wrapped agent's well-specified values, as a new ``agent``."""
-        values = self.agent.assume(assumptions, spec, horizon)
-        values = {f: v for f, v in values.items() if getattr(self.agent, f) != v}
-        return {"agent": self.agent.replace(**values)} if values else {}
-
     def validate(self) -> None:
         if not isinstance(self.agent, Agent):
             raise ValueError(f"softmax: agent must be a jaxbandits Agent, got {self.agent!r}")
         super().validate()
         self.agent.validate()
         check_positive(self, "temperature")
-
-    def init(self, key: jax.Array, spec: Spec):
-        return self.agent.init(key, spec)
 
     def logits(self, state, key: jax.Array, context: Context) -> jax.Array:
         return self.agent.scores(state, key, context) / self.temperature

@@ -37,7 +37,7 @@ import numpy as np
 from flax import struct
 
 from jaxbandits.data.locate import DATA_ENV_VAR, DataNotFoundError, search_dirs, where_looked
-from jaxbandits.data.readers import DataFileError, reading
+from jaxbandits.data.readers import DataFileError, is_parquet, read_parquet, reading
 
 __all__ = [
     "OBD_CAMPAIGNS",
@@ -218,17 +218,10 @@ def _read_table(source) -> tuple[str, dict[str, Any]]:
 
 
 def _read_file(file: Path) -> dict[str, Any]:
-    name = file.name.lower()
-    if name.endswith((".parquet", ".pq")):
-        try:
-            import pandas as pd
-
-            frame = pd.read_parquet(file)
-        except ImportError as err:
-            raise ImportError(f"{file}: reading Parquet needs pandas and pyarrow (pip install "
-                              "pandas pyarrow), or export the log to CSV") from err
+    if is_parquet(file):
+        frame = read_parquet(file, "the log")
         return {str(c): frame[c].to_numpy() for c in frame.columns}
-    opener = gzip.open if name.endswith(".gz") else open
+    opener = gzip.open if file.name.lower().endswith(".gz") else open
     with opener(file, "rt", encoding="utf-8", newline="") as f:
         reader = csv.reader(f)
         header = next(reader, None)

@@ -25,7 +25,8 @@ import numpy as np
 from jaxbandits.data.catalog import DatasetInfo
 from jaxbandits.data.locate import DataNotFoundError
 
-__all__ = ["READERS", "DataFileError", "read_hate_speech", "read_obd_campaign", "reading"]
+__all__ = ["READERS", "DataFileError", "is_parquet", "read_hate_speech", "read_obd_campaign",
+           "read_parquet", "reading"]
 
 
 class DataFileError(ValueError):
@@ -319,17 +320,27 @@ def read_hate_speech(file: Path, threshold: float) -> tuple[list[str], np.ndarra
     return kept, (mean > threshold).astype(np.int32)
 
 
+def is_parquet(file: Path) -> bool:
+    """Whether ``file`` is named as a parquet file (``.parquet``, ``.pq``, any case)."""
+    return file.name.lower().endswith((".parquet", ".pq"))
+
+
+def read_parquet(file: Path, what: str) -> Any:
+    """The pandas ``DataFrame`` of the parquet file ``file``; without pandas and pyarrow an
+    ``ImportError`` that says to install them or to export ``what`` to CSV."""
+    try:
+        import pandas as pd
+
+        return pd.read_parquet(file)
+    except ImportError as err:
+        raise ImportError(f"{file}: reading parquet needs pandas and pyarrow (pip install "
+                          f"pandas pyarrow), or export {what} to CSV") from err
+
+
 def _read_columns(file: Path) -> dict[str, list]:
     """``{column: values}`` of a CSV (``.csv``, ``.csv.gz``) or parquet file."""
-    name = file.name.lower()
-    if name.endswith((".parquet", ".pq")):
-        try:
-            import pandas as pd
-
-            frame = pd.read_parquet(file)
-        except ImportError as err:
-            raise ImportError(f"{file}: reading parquet needs pandas and pyarrow (pip install "
-                              "pandas pyarrow), or export the data set to CSV") from err
+    if is_parquet(file):
+        frame = read_parquet(file, "the data set")
         return {str(c): frame[c].tolist() for c in frame.columns}
     with _open_text(file) as f:
         reader = csv.DictReader(f)
