@@ -87,8 +87,13 @@ def _play(env, agent, key, runs, timing, out):
     return jax.jit(jax.vmap(one))(jnp.arange(runs, dtype=jnp.uint32))
 
 
-def test_no_reward_before_its_arrival_and_every_due_reward_once_in_order():
-    timing = as_timing((1, 6), 3, T)
+@pytest.mark.parametrize("delay, search", [((1, 6), "rank"), ((1, 6), "sort"),
+                                           ((4, 4), "fixed")])
+def test_no_reward_before_its_arrival_and_every_due_reward_once_in_order(delay, search,
+                                                                          monkeypatch):
+    if search == "sort":  # the sort that large rings use instead of the rank search
+        monkeypatch.setattr("jaxbandits.runner.delay._RANK_LIMIT", 0)
+    timing = as_timing(delay, 3, T)
     key = jax.random.key(3)
     carry, _ = _play(RoundEnv(BASE_ENV), Logging(jb.make_agent("lin-ucb")), key, 3, timing,
                      lambda c: ())
@@ -105,7 +110,7 @@ def test_no_reward_before_its_arrival_and_every_due_reward_once_in_order():
         origin, applied = state["origin"][:n], state["applied"][:n]
         assert np.all(applied >= arrival[origin])  # never before its arrival round
         assert np.all((applied + 1) % 3 == 0)  # only at the end of a batch
-        assert np.all(applied - origin >= 1)  # the smallest delay
+        assert np.all(applied - origin >= delay[0])  # the smallest delay
         # every reward arrived by the last batch's end, exactly once, and none other
         np.testing.assert_array_equal(np.sort(origin), np.flatnonzero(arrival <= last_batch))
         # applied as soon as a batch ends after its arrival
@@ -114,7 +119,7 @@ def test_no_reward_before_its_arrival_and_every_due_reward_once_in_order():
         order = np.lexsort((origin, arrival[origin], applied))
         np.testing.assert_array_equal(order, np.arange(n))
         assert int(carry.pending.rows["valid"][r].sum()) == T - n  # the rest still wait
-    assert delays_seen == set(range(1, 7))  # drawn over the whole range
+    assert delays_seen == set(range(delay[0], delay[1] + 1))  # drawn over the whole range
 
 
 def test_batched_agent_changes_only_at_the_end_of_a_batch():

@@ -15,6 +15,12 @@ Until it is applied, a round's context, action and feedback wait in a fixed-size
 reward can wait longer, so none is ever overwritten before it is applied (rewards due after the
 horizon are never applied). Nothing of this exists at the defaults (delay 0, batches of 1): the
 runner's round is then exactly the undelayed one.
+
+Cost: one ``update`` per reward, as without delay. With a fixed delay the rows due are those
+played in one window of B rounds, taken in order; with random delays each next row is the
+least ``(arrival, origin)`` of the ring, an O(C) search per update (measured on 2 CPU cores,
+``linear`` with lin-ts, 128 runs, T = 2,000: 0.19 s undelayed, 0.25 s with a fixed delay of
+500, 1.9 s with delays uniform on ``[0, 500]``).
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ __all__ = ["Timing", "apply_due", "as_timing", "pending_init", "push"]
 PyTree = Any
 
 _DELAY_TAG = 0x5DE1A7  # folded into a round's feedback key for its delay draw
+_RANK_LIMIT = 2**31 - 1  # random delays rank rows in int32 below it, else sort them
 
 
 @dataclasses.dataclass(frozen=True)
@@ -140,15 +147,35 @@ def apply_due(update, agent_state: PyTree, update_stream: jax.Array, pending: Ri
         state, rows = operands
         due = rows["valid"] & (rows["arrival"] <= t)
         big = jnp.iinfo(jnp.int32).max
-        order = jnp.lexsort((rows["origin"], jnp.where(due, rows["arrival"], big)))
-        count = jnp.sum(due.astype(jnp.int32))
+        capacity = timing.capacity
+        if timing.low == timing.high:  # arrival order is the order played: no search
+            order, count, due = _due_in_window(rows, due, t, timing)
+            pick = lambda i, rank: (order[i], rank)  # noqa: E731
+            rank = jnp.zeros((), jnp.int32)
+        elif capacity * capacity < _RANK_LIMIT:  # the next row is the least (arrival, origin)
+            # pending rows were played and arrive in [t - C + 1, t]: a rank below C^2
+            base = t - capacity + 1
+            rank = jnp.where(due, (rows["arrival"] - base) * capacity + rows["origin"] - base,
+                             big)
+            count = jnp.sum(due.astype(jnp.int32))
 
-        def one(i, state):
-            row = jax.tree.map(lambda a: a[order[i]], rows)
+            def pick(i, rank):
+                slot = jnp.argmin(rank)
+                return slot, rank.at[slot].set(big)
+        else:  # a sort
+            order = jnp.lexsort((rows["origin"], jnp.where(due, rows["arrival"], big)))
+            count = jnp.sum(due.astype(jnp.int32))
+            pick = lambda i, rank: (order[i], rank)  # noqa: E731
+            rank = jnp.zeros((), jnp.int32)
+
+        def one(i, operands):
+            state, rank = operands
+            slot, rank = pick(i, rank)
+            row = jax.tree.map(lambda a: a[slot], rows)
             key = jax.random.fold_in(update_stream, row["origin"])
-            return update(state, key, row["context"], row["action"], row["feedback"])
+            return update(state, key, row["context"], row["action"], row["feedback"]), rank
 
-        state = jax.lax.fori_loop(jnp.zeros((), jnp.int32), count, one, state)
+        state, _ = jax.lax.fori_loop(jnp.zeros((), jnp.int32), count, one, (state, rank))
         return state, {**rows, "valid": rows["valid"] & ~due}
 
     if timing.update_every == 1:
@@ -157,3 +184,18 @@ def apply_due(update, agent_state: PyTree, update_stream: jax.Array, pending: Ri
         state, rows = jax.lax.cond((t + 1) % timing.update_every == 0, deliver,
                                    lambda operands: operands, (agent_state, rows))
     return state, pending.replace(rows=rows)
+
+
+def _due_in_window(rows: dict, due: jax.Array, t: jax.Array, timing: Timing
+                   ) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """With a fixed delay D and batches of B, the rows due at the end of a batch ``t`` are
+    among those played in ``[t - D - B + 1, t - D]`` (the earlier ones were applied at the
+    batch before): their slots in the order played, due ones first ``(B,)``, how many, and
+    which slots they are ``(C,)``."""
+    size, capacity = timing.update_every, timing.capacity
+    window = t - timing.low - size + 1 + jnp.arange(size, dtype=jnp.int32)
+    slots = window % capacity
+    take = due[slots] & (rows["origin"][slots] == window)
+    place = jnp.where(take, jnp.cumsum(take.astype(jnp.int32)) - 1, size)
+    order = jnp.zeros((size,), jnp.int32).at[place].set(slots, mode="drop")
+    return order, jnp.sum(take.astype(jnp.int32)), jnp.zeros_like(due).at[slots].set(take)
