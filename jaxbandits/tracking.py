@@ -43,6 +43,7 @@ __all__ = [
     "flat_params",
     "log_result",
     "result_stats",
+    "running_stats",
 ]
 
 
@@ -75,18 +76,24 @@ def flat_params(run_info: Mapping[str, Any], prefix: str = "") -> dict[str, Any]
     return out
 
 
+def running_stats(step: int, regret: Any, reward: Any) -> dict[str, float]:
+    """The statistics at ``step`` of runs whose cumulative regret and reward there are
+    ``regret`` and ``reward`` ``(runs,)``: ``step``, the means over runs, the regret's standard
+    error (0 for one run)."""
+    regret, reward = np.asarray(regret, np.float64), np.asarray(reward, np.float64)
+    runs = regret.shape[0]
+    stderr = float(np.std(regret, ddof=1) / np.sqrt(runs)) if runs > 1 else 0.0
+    return {"step": int(step), "regret/mean": float(regret.mean()), "regret/stderr": stderr,
+            "reward/mean": float(reward.mean())}
+
+
 def result_stats(result: Any) -> list[dict[str, float]]:
-    """The running statistics of a :class:`~jaxbandits.Result` at each recorded step: ``step``,
-    the mean over runs of the cumulative regret and reward, and the regret's standard error."""
+    """The running statistics of a :class:`~jaxbandits.Result` at each recorded step
+    (:func:`running_stats`)."""
     regret = np.asarray(result.cumulative_regret, np.float64)
     reward = np.asarray(result.cumulative_reward, np.float64)
-    runs = regret.shape[0]
-    stats = []
-    for j, step in enumerate(np.asarray(result.steps).tolist()):
-        stderr = float(np.std(regret[:, j], ddof=1) / np.sqrt(runs)) if runs > 1 else 0.0
-        stats.append({"step": int(step), "regret/mean": float(regret[:, j].mean()),
-                      "regret/stderr": stderr, "reward/mean": float(reward[:, j].mean())})
-    return stats
+    return [running_stats(step, regret[:, j], reward[:, j])
+            for j, step in enumerate(np.asarray(result.steps).tolist())]
 
 
 def log_result(result: Any, tracker: Tracker, *, close: bool = True) -> None:
@@ -148,6 +155,9 @@ class TensorBoardTracker(_Adapter):
         super().__init__()
         SummaryWriter = _require("tensorboardX", "TensorBoardTracker", "tensorboard").SummaryWriter
         self.logdir = os.fspath(logdir)
+        # the hyperparameters go through a writer of their own in the same folder, whose file
+        # would replace this one's if both were named in the same second: a suffix keeps them apart
+        writer_kwargs.setdefault("filename_suffix", ".metrics")
         self.writer = SummaryWriter(self.logdir, **writer_kwargs)
 
     def _params(self, params: dict[str, Any]) -> None:

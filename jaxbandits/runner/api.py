@@ -47,6 +47,9 @@ def simulate(
     block_runs: int | None = None,
     max_memory: int | None = None,
     run_info: Mapping[str, Any] | None = None,
+    feedback_delay: int | tuple[int, int] = 0,
+    update_every: int = 1,
+    callback: Any = None,
 ) -> Result:
     """Runs ``agent`` on ``env`` for ``horizon`` rounds and ``num_runs`` independent runs.
 
@@ -91,6 +94,22 @@ def simulate(
         the runner fills with :func:`~jaxbandits.results.environment_info` for the devices
         used, ``horizon``, ``num_runs``, ``block_runs``, ``chunk_size`` and ``key``. Never
         changes results nor the checkpoint.
+      feedback_delay: rounds until a round's reward reaches the agent: an int, or a pair
+        ``(low, high)`` for a delay drawn uniformly from those integers per round (keyed on the
+        run and the round, the same for every agent). 0 (default): at the end of the round
+        played. Regret is still accounted at the round played.
+      update_every: B, the agent is updated only at the end of every B-th round, with all the
+        rewards arrived by then, in arrival order (default 1: every round). Each reward's
+        update uses the key it has without delay, so runs with and without delay share their
+        random numbers. The defaults play exactly the undelayed numbers; see
+        :mod:`jaxbandits.runner.delay`.
+      callback: a tracker (:mod:`jaxbandits.tracking`): ``callback(stats, run_info)`` is
+        called after every chunk with ``stats = {"step", "regret/mean", "regret/stderr",
+        "reward/mean"}`` (:func:`~jaxbandits.tracking.running_stats`) over the runs in flight
+        and ``run_info`` the result's. When the runs take several blocks in turn, only the
+        first block(s) report live, and the statistics over all runs at T follow at the end.
+        Then ``callback.close()``, if it has one (also after an error). Never changes results
+        nor the checkpoint.
 
     Warns:
       UserWarning: the agent's warm-up (``Agent.warmup_rounds``) exceeds the horizon.
@@ -106,10 +125,16 @@ def simulate(
         print(result.final())
     """
     configs = Configs([env], [agent], [name or label_of(agent)])
-    return _run(configs, key, horizon, num_runs, chunk_size=chunk_size, record=record,
-                num_records=num_records, checkpoint_dir=checkpoint_dir, overwrite=overwrite,
-                save_to=save_to, progress=progress, devices=devices, block_runs=block_runs,
-                max_memory=max_memory, run_info=run_info)[0]
+    try:
+        return _run(configs, key, horizon, num_runs, chunk_size=chunk_size, record=record,
+                    num_records=num_records, checkpoint_dir=checkpoint_dir,
+                    overwrite=overwrite, save_to=save_to, progress=progress, devices=devices,
+                    block_runs=block_runs, max_memory=max_memory, run_info=run_info,
+                    feedback_delay=feedback_delay, update_every=update_every,
+                    callback=callback)[0]
+    finally:  # the tracker is flushed and ended, also when the run fails
+        if callable(getattr(callback, "close", None)):
+            callback.close()
 
 
 def compare(
@@ -126,12 +151,17 @@ def compare(
     """Runs several agents on ``env`` with common random numbers; returns ``{name: Result}``.
 
     Run ``r`` of every agent sees the same problem instance, contexts and reward noise. Takes the
-    keyword arguments of :func:`simulate`; checkpoints go to ``checkpoint_dir/<name>`` and
-    streamed results to ``save_to/<name>``. The agents' programs are lowered first and compiled
-    one after another on a background thread, so that an agent compiles while the ones before
-    it play (the same programs, so the same numbers, as one :func:`simulate` per agent).
+    keyword arguments of :func:`simulate` (``feedback_delay`` and ``update_every`` included,
+    not ``callback``: one tracker per agent, with :func:`simulate`); checkpoints go to
+    ``checkpoint_dir/<name>`` and streamed results to ``save_to/<name>``. The agents' programs
+    are lowered first and compiled one after another on a background thread, so that an agent
+    compiles while the ones before it play (the same programs, so the same numbers, as one
+    :func:`simulate` per agent).
     """
     check_agents(agents)
+    if kwargs.get("callback") is not None:
+        raise TypeError("compare: callback is for one agent; call simulate per agent with a "
+                        "tracker each")
     results = {}
     with compiling_ahead() as pool:
         for label, agent in agents.items():
@@ -167,6 +197,8 @@ def sweep(
     block_runs: int | None = None,
     max_memory: int | None = None,
     run_info: Mapping[str, Any] | None = None,
+    feedback_delay: int | tuple[int, int] = 0,
+    update_every: int = 1,
 ) -> dict[str, Result]:
     """Runs ``agent`` over the Cartesian product of ``grid`` with one compiled program.
 
@@ -177,7 +209,8 @@ def sweep(
     over them compiles once. Static fields (``ensemble_size``, a distribution law, a network
     width) are allowed too: one program is compiled per distinct static value.
     Returns ``{"field=value,...": Result}`` in grid order; ``save_to`` is a folder. Takes the
-    keyword arguments of :func:`simulate` (``progress``, ``run_info``...).
+    keyword arguments of :func:`simulate` (``progress``, ``run_info``, ``feedback_delay``...),
+    not ``callback``.
 
     Example::
 
@@ -200,7 +233,8 @@ def sweep(
                    chunk_size=chunk_size, record=record, num_records=num_records,
                    checkpoint_dir=checkpoint_dir, overwrite=overwrite, save_to=save_to,
                    progress=progress, devices=devices, block_runs=block_runs,
-                   max_memory=max_memory, run_info=run_info, save_folder=True)
+                   max_memory=max_memory, run_info=run_info, save_folder=True,
+                   feedback_delay=feedback_delay, update_every=update_every)
     return dict(zip(labels, results, strict=True))
 
 

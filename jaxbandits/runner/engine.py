@@ -50,6 +50,7 @@ from jaxbandits.runner.resume import (
     restore_carry,
 )
 from jaxbandits.runner.sink import Sink, result_paths
+from jaxbandits.tracking import running_stats
 
 __all__ = ["compile_ahead", "compiling_ahead", "play"]
 
@@ -206,7 +207,8 @@ class _Inputs:
         mesh = Mesh(np.asarray(options.devices), ("runs",))
         self.blocks = NamedSharding(mesh, PartitionSpec("runs"))
         replicated = NamedSharding(mesh, PartitionSpec())
-        self.init_fn, self.chunk_fn = block_programs(len(options.steps), options.chunk_size, mesh)
+        self.init_fn, self.chunk_fn = block_programs(len(options.steps), options.chunk_size, mesh,
+                                                     options.timing)
         self._grid = (stack_grid(configs.envs), stack_grid(configs.agents))
         self._params: dict[tuple[int, ...], tuple[PyTree, PyTree]] = {}
         self._block_runs = plan.block_runs
@@ -243,6 +245,21 @@ def _play(configs: Configs, options: RunOptions, plan: Plan, files: _Files) -> l
     wave0 = plan.wave(0)
     env_w, agent_w = params(wave0)
     label = labels[0] if len(labels) == 1 else f"sweep of {len(labels)}"
+    extras = {"horizon": horizon, "num_runs": N, "devices": len(devices),
+              "block_runs": B, "chunk_size": chunk_size,
+              "key": np.asarray(jax.random.key_data(key)).tolist()}
+    timing = {} if options.timing.immediate else options.timing.describe()
+    info = json.dumps({**environment_info(devices), "horizon": horizon, "num_runs": N,
+                       "block_runs": B, "chunk_size": chunk_size, "key": extras["key"],
+                       **timing, **options.run_info})
+    callback = options.callback
+
+    def track(carry, group, step) -> None:
+        """Sends the running statistics of the runs in flight to the callback."""
+        cumulative = host(carry.cumulative)
+        real = np.concatenate([i * B + np.arange(n) for i, (_, _, n) in enumerate(group)])
+        callback(running_stats(step, cumulative[real, 0], cumulative[real, 1]),
+                 json.loads(info))
     bar = Progress(options.progress, label, plan.num_points * N * horizon, plan.num_points * N)
     with bar:  # shows the compile phase, then the seed-steps played
         init_c, compile_time = compile_program(init_fn, "init", env_w, agent_w, key,
@@ -331,6 +348,8 @@ def _play(configs: Configs, options: RunOptions, plan: Plan, files: _Files) -> l
                 carry = chunk_c(env_w, agent_w, carry, jnp.asarray(played_to, jnp.int32),
                                 horizon_arr, steps_arr)
                 played_to = min(played_to + chunk_size, horizon)
+                if callback is not None and index == 0:
+                    track(carry, group, played_to)
                 if pending is not None:
                     finish(*pending)
                     pending = None
@@ -350,16 +369,15 @@ def _play(configs: Configs, options: RunOptions, plan: Plan, files: _Files) -> l
             sink.share_from_process_zero()
         wall = elapsed()
 
-    extras = {"horizon": horizon, "num_runs": N, "devices": len(devices),
-              "block_runs": B, "chunk_size": chunk_size,
-              "key": np.asarray(jax.random.key_data(key)).tolist()}
-    info = json.dumps({**environment_info(devices), "horizon": horizon, "num_runs": N,
-                       "block_runs": B, "chunk_size": chunk_size, "key": extras["key"],
-                       **options.run_info})
-    return [
+    results = [
         sink.result(g, wall_time=wall / len(labels),
                     compile_time=compile_time, name=labels[g], env_config=config_of(envs[g]),
                     agent_config=config_of(agents[g]), extras=extras,
                     run_info=json.loads(info))  # each result its own copy
         for g in range(len(labels))
     ]
+    if callback is not None and len(todo) != 1 and int(steps[-1]) == horizon:
+        # the live statistics covered the first blocks only: all runs' at the end
+        regret, reward = results[0].cumulative_regret, results[0].cumulative_reward
+        callback(running_stats(horizon, regret[:, -1], reward[:, -1]), json.loads(info))
+    return results

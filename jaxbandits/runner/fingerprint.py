@@ -36,6 +36,8 @@ def fingerprint(envs: list, agents: list, labels: list[str], options: RunOptions
     metrics = list(envs[0].spec().metrics)
     if metrics:  # only when there are some: older checkpoints keep their fingerprint
         identity["metrics"] = metrics
+    if not o.timing.immediate:  # likewise, only when the feedback is delayed or batched
+        identity["timing"] = o.timing.describe()
     digest.update(json.dumps(identity, sort_keys=True).encode())
     for obj in (*envs, *agents):
         leaves, treedef = jax.tree.flatten(obj)

@@ -29,7 +29,7 @@ def check_memory(env, agent, plan: Plan, options: RunOptions, streamed: bool) ->
     key, num_slots, max_memory = options.key, len(options.steps), options.max_memory
     devices = options.devices
     carry = jax.eval_shape(
-        lambda k: init(env, agent, k, jnp.zeros((), jnp.uint32), num_slots), key)
+        lambda k: init(env, agent, k, jnp.zeros((), jnp.uint32), num_slots, options.timing), key)
     per_run = _nbytes(carry)
     # The carry in and out of a chunk, and a round's temporaries (about as much again).
     fixed = _nbytes(env) + _nbytes(agent)

@@ -23,6 +23,7 @@ from jaxbandits.runner.checks import (
     record_steps,
     warn_long_warmups,
 )
+from jaxbandits.runner.delay import Timing, as_timing
 from jaxbandits.runner.plan import default_block_runs, default_chunk_size
 from jaxbandits.runner.progress import progress_mode
 
@@ -80,6 +81,9 @@ class RunOptions:
         ``save_folder``, or when there are several configurations).
       progress: ``"bar"``, ``"lines"`` or None.
       run_info: the caller's entries for each result's ``run_info``.
+      timing: when rewards reach the agents (delayed or batched feedback; the default:
+        at once, every round).
+      callback: called between chunks with the running statistics (a tracker), or None.
     """
 
     key: jax.Array
@@ -97,6 +101,8 @@ class RunOptions:
     save_folder: bool = False
     progress: str | None = None
     run_info: dict[str, Any] = dataclasses.field(default_factory=dict)
+    timing: Timing = Timing()
+    callback: Any = None
 
     def replace(self, **changes: Any) -> RunOptions:
         return dataclasses.replace(self, **changes)
@@ -112,7 +118,8 @@ def run_options(configs: Configs, key: jax.Array | int, horizon: int, num_runs: 
     """
     o = {"chunk_size": None, "record": "log", "num_records": 100, "checkpoint_dir": None,
          "overwrite": False, "save_to": None, "progress": None, "devices": None,
-         "block_runs": None, "max_memory": None, "run_info": None, "save_folder": False}
+         "block_runs": None, "max_memory": None, "run_info": None, "save_folder": False,
+         "feedback_delay": 0, "update_every": 1, "callback": None}
     unknown = set(options) - set(o)
     if unknown:
         raise TypeError(f"unknown runner options {sorted(unknown)}")
@@ -144,9 +151,13 @@ def run_options(configs: Configs, key: jax.Array | int, horizon: int, num_runs: 
         raise ValueError(f"overwrite must be True or False, got {o['overwrite']!r}")
     if max_memory is not None:
         check_sizes(max_memory=max_memory)
+    timing = as_timing(o["feedback_delay"], o["update_every"], horizon)
+    if o["callback"] is not None and not callable(o["callback"]):
+        raise ValueError(f"callback must be callable (a tracker), got {o['callback']!r}")
     return RunOptions(
         key=key, horizon=horizon, num_runs=num_runs, steps=steps, chunk_size=chunk_size,
         block_runs=block_runs, devices=tuple(devices), block_runs_default=block_runs_default,
         max_memory=max_memory,
         checkpoint_dir=o["checkpoint_dir"], overwrite=o["overwrite"], save_to=o["save_to"],
-        save_folder=bool(o["save_folder"]), progress=progress, run_info=run_info)
+        save_folder=bool(o["save_folder"]), progress=progress, run_info=run_info,
+        timing=timing, callback=o["callback"])

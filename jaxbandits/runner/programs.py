@@ -41,23 +41,25 @@ def trace_counts() -> dict[str, int]:
 
 
 @functools.cache
-def block_programs(num_slots: int, length: int, mesh: Mesh):
+def block_programs(num_slots: int, length: int, mesh: Mesh, timing=None):
     """Jitted ``init(env, agent, key, run_ids)`` and ``chunk(env, agent, carry, start, ...)``.
 
     Inputs and outputs carry a leading axis of ``num_devices * block_runs`` runs (the carry and
     ``run_ids``) or ``num_devices`` blocks (the environment and agent leaves, one grid point per
     block), split over ``mesh``: each device sees exactly one block, whatever the number of
     runs, grid points or devices, so every run always meets the same compiled program.
+    ``timing``: delayed or batched feedback (:class:`~jaxbandits.runner.delay.Timing`).
     """
 
     def init(env, agent, key, run_ids):
         _TRACES["init"] += 1
-        f = jax.vmap(functools.partial(run.init, num_slots=num_slots), (None, None, None, 0))
+        f = jax.vmap(functools.partial(run.init, num_slots=num_slots, timing=timing),
+                     (None, None, None, 0))
         return f(_first(env), _first(agent), key, run_ids)
 
     def chunk(env, agent, carry, start, horizon, steps):
         _TRACES["chunk"] += 1
-        f = jax.vmap(functools.partial(run.play_chunk, length=length),
+        f = jax.vmap(functools.partial(run.play_chunk, length=length, timing=timing),
                      (None, None, 0, None, None, None))
         return f(_first(env), _first(agent), carry, start, horizon, steps)
 

@@ -26,6 +26,7 @@ from flax import struct
 
 from jaxbandits.core import Agent, Env, float_dtype
 from jaxbandits.metrics import RECORDED
+from jaxbandits.runner.delay import Timing, apply_due, delay_of, pending_init, push
 
 __all__ = [
     "Carry",
@@ -71,6 +72,9 @@ class Carry(struct.PyTreeNode):
       bad_state: ``(2,)`` int32, the first round after whose update the agent's state held a
         non-finite value, and the index of its first such leaf among the state's floating
         leaves (see :func:`jaxbandits.runner.checks.state_leaf_paths`); -1 if none.
+      pending: with delayed or batched feedback (:class:`~jaxbandits.runner.delay.Timing`),
+        the ring of rounds whose feedback has not reached the agent yet; None (no leaves)
+        otherwise.
     """
 
     env_state: PyTree
@@ -80,6 +84,7 @@ class Carry(struct.PyTreeNode):
     records: jax.Array
     bad_step: jax.Array
     bad_state: jax.Array
+    pending: PyTree = None
 
 
 def run_keys(key: jax.Array, run_id: jax.Array) -> tuple[jax.Array, jax.Array, RunKeys]:
@@ -97,41 +102,72 @@ def num_columns(spec) -> int:
 
 
 def init(env: Env, agent: Agent, key: jax.Array, run_id: jax.Array | int,
-         num_slots: int = 1) -> Carry:
-    """The carry of run ``run_id`` before its first round, with ``num_slots`` recorded steps."""
+         num_slots: int = 1, timing: Timing | None = None) -> Carry:
+    """The carry of run ``run_id`` before its first round, with ``num_slots`` recorded steps
+    (and, with delayed or batched feedback ``timing``, an empty pending ring)."""
     env_key, agent_key, keys = run_keys(key, jnp.asarray(run_id, jnp.uint32)
                                         if isinstance(run_id, int) else run_id)
     dtype = float_dtype()
     columns = num_columns(env.spec())
+    env_state, agent_state = env.init(env_key), agent.init(agent_key, env.spec())
+    pending = None
+    if timing is not None and not timing.immediate:
+        def one_round(env, agent, env_state, agent_state, keys):
+            context = env.observe(keys.env_observe, env_state, jnp.zeros((), jnp.int32))
+            action, _ = agent.act(agent_state, keys.agent_act, context)
+            return context, action, env.feedback(keys.env_feedback, env_state, context, action)
+
+        shapes = jax.eval_shape(one_round, env, agent, env_state, agent_state, keys)
+        pending = pending_init(*shapes, timing)
     return Carry(
-        env_state=env.init(env_key),
-        agent_state=agent.init(agent_key, env.spec()),
+        env_state=env_state,
+        agent_state=agent_state,
         keys=keys,
         cumulative=jnp.zeros((columns,), dtype),
         records=jnp.zeros((num_slots + 1, columns), dtype),
         bad_step=jnp.full((2,), -1, jnp.int32),
         bad_state=jnp.full((2,), -1, jnp.int32),
+        pending=pending,
     )
 
 
-def step(env: Env, agent: Agent, carry: Carry, t: jax.Array, steps: jax.Array) -> Carry:
+def step(env: Env, agent: Agent, carry: Carry, t: jax.Array, steps: jax.Array,
+         timing: Timing | None = None) -> Carry:
     """Plays round ``t`` (0-based) of one run and records it if ``t + 1`` is in ``steps``
-    (``(S,)`` int32, increasing)."""
+    (``(S,)`` int32, increasing).
+
+    With delayed or batched feedback (``timing``, the carry made by :func:`init` with it), the
+    round's feedback joins the pending ring and the agent is updated with the feedback due
+    (:func:`jaxbandits.runner.delay.apply_due`); ``t`` must then be shared by the runs of a
+    ``vmap``, as in the runner's loops."""
     keys = carry.keys
     context = env.observe(jax.random.fold_in(keys.env_observe, t), carry.env_state, t)
     action, acted = agent.act(carry.agent_state, jax.random.fold_in(keys.agent_act, t), context)
-    feedback = env.feedback(
-        jax.random.fold_in(keys.env_feedback, t), carry.env_state, context, action
-    )
-    agent_state = agent.update(
-        acted, jax.random.fold_in(keys.agent_update, t), context, action, feedback
-    )
+    feedback_key = jax.random.fold_in(keys.env_feedback, t)
+    feedback = env.feedback(feedback_key, carry.env_state, context, action)
     dtype = carry.cumulative.dtype
     accepted = jnp.asarray(feedback.accepted, dtype)
-    if env.spec().replay:  # rejected replay rounds never happened, for the agent
-        agent_state = jax.tree.map(
-            lambda new, old: jnp.where(accepted > 0, new, old), agent_state, carry.agent_state
+    pending = carry.pending
+    if timing is None or timing.immediate:
+        agent_state = agent.update(
+            acted, jax.random.fold_in(keys.agent_update, t), context, action, feedback
         )
+        if env.spec().replay:  # rejected replay rounds never happened, for the agent
+            agent_state = jax.tree.map(
+                lambda new, old: jnp.where(accepted > 0, new, old), agent_state,
+                carry.agent_state
+            )
+    else:
+        if pending is None:
+            raise ValueError("step: a carry made without timing= cannot play delayed or "
+                             "batched feedback; make it with init(..., timing=timing)")
+        if env.spec().replay:  # a rejected replay round never happened: no act, no feedback
+            acted = jax.tree.map(lambda new, old: jnp.where(accepted > 0, new, old), acted,
+                                 carry.agent_state)
+        pending = push(pending, t, delay_of(timing, feedback_key), context, action, feedback,
+                       accepted > 0)
+        agent_state, pending = apply_due(agent.update, acted, keys.agent_update, pending, t,
+                                         timing)
     reward = jnp.asarray(feedback.reward, dtype)
     regret = jnp.asarray(feedback.regret, dtype)
     extra = [jnp.asarray(feedback.metrics[name], dtype) for name in env.spec().metrics]
@@ -159,6 +195,7 @@ def step(env: Env, agent: Agent, carry: Carry, t: jax.Array, steps: jax.Array) -
         records=carry.records.at[slot].set(cumulative),
         bad_step=bad_step,
         bad_state=bad_state,
+        pending=pending,
     )
 
 
@@ -171,18 +208,18 @@ def _action_in_range(spec, action: jax.Array) -> jax.Array:
     return jnp.all((action >= 0) & (action < spec.num_arms))
 
 
-def round_fn(env: Env, agent: Agent, steps: jax.Array) -> Callable[[Carry, jax.Array],
-                                                                   tuple[Carry, None]]:
+def round_fn(env: Env, agent: Agent, steps: jax.Array, timing: Timing | None = None
+             ) -> Callable[[Carry, jax.Array], tuple[Carry, None]]:
     """The runner's round as a :func:`rollout` round function, ``(carry, t) -> (carry, None)``."""
 
     def play(carry: Carry, t: jax.Array) -> tuple[Carry, None]:
-        return step(env, agent, carry, t, steps), None
+        return step(env, agent, carry, t, steps, timing), None
 
     return play
 
 
 def play_chunk(env: Env, agent: Agent, carry: Carry, start: jax.Array, horizon: jax.Array,
-               steps: jax.Array, length: int) -> Carry:
+               steps: jax.Array, length: int, timing: Timing | None = None) -> Carry:
     """Plays rounds ``start, ..., start + length - 1`` of one run (those before ``horizon``):
     the loop the runner compiles once and drives chunk by chunk from Python.
 
@@ -194,7 +231,7 @@ def play_chunk(env: Env, agent: Agent, carry: Carry, start: jax.Array, horizon: 
     """
 
     def body(offset: jax.Array, carry: Carry) -> Carry:
-        return step(env, agent, carry, start + offset, steps)
+        return step(env, agent, carry, start + offset, steps, timing)
 
     stop = jnp.clip(horizon - start, 0, length).astype(jnp.int32)
     return jax.lax.fori_loop(jnp.zeros((), jnp.int32), stop, body, carry)
