@@ -13,9 +13,22 @@ from pathlib import Path
 import jax
 import pytest
 
-# The CLI, benchmarks and reproductions turn JAX's persistent compilation cache on by default;
-# tests that call them in-process keep it off (tests/test_cache.py checks it in subprocesses).
-os.environ["JAXBANDITS_COMPILATION_CACHE"] = "off"
+# The CLI, benchmarks and reproductions turn JAX's persistent compilation cache on by default
+# (tests/test_cache.py checks it in subprocesses); in the tests they use the test session's
+# cache: one cache, .pytest_cache/jax-compilation-cache (or the
+# folder JAXBANDITS_TEST_COMPILATION_CACHE names; "off" turns it off): both tiers and every
+# xdist worker compile a program once (a cached program is the same program, so the numbers are
+# unchanged; test_numbers_kept passes on a cold and on a warm cache).
+_TEST_CACHE = os.environ.get("JAXBANDITS_TEST_COMPILATION_CACHE",
+                             str(Path(__file__).resolve().parents[1] / ".pytest_cache"
+                                 / "jax-compilation-cache"))
+if _TEST_CACHE.strip().lower() in ("", "0", "off", "false", "no", "none"):
+    _TEST_CACHE = None
+os.environ["JAXBANDITS_COMPILATION_CACHE"] = _TEST_CACHE or "off"
+if _TEST_CACHE:
+    from jaxbandits.cache import use_compilation_cache
+
+    use_compilation_cache(_TEST_CACHE)
 
 # The shared data files (UCI shuttle and magic, the OBD samples) live in ../shared/data beside
 # the repository; the library does not know that folder, the tests point JAXBANDITS_DATA at it.
