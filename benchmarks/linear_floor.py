@@ -131,9 +131,10 @@ def numpy_rates(name: str, runs: int, horizon: int, min_time: float) -> dict:
     """seed-steps/s of the per-seed NumPy loop (the best of three seeds) and of batched NumPy at
     ``runs`` (the best of two trials)."""
     import numpy as np
-    from throughput import numpy_run, time_batched
 
     import jaxbandits as jb
+    from benchmarks.throughput import time_batched
+    from tests.references.numpy_linear import numpy_run
 
     env, agent = jb.make_env("linear"), jb.make_agent(name)
     loop = max(horizon / numpy_run(env, agent, name, horizon, seed).seconds for seed in (1, 2, 3))
