@@ -50,6 +50,10 @@ SCRIPT = textwrap.dedent(
         "bernoulli": dict(num_arms=5),
         # linear's path with the round's instance redrawn from the run's key and the shared t
         "drifting-linear": dict(dim=6, num_arms=9, period=8),
+        # the per-arm model: a shared context repeated over the arms (the classification
+        # conversion is the classification path; arrays need the user's arrays)
+        "disjoint-linear": dict(dim=4, num_arms=5),
+        "disjoint-classification": None, "arrays": None,
     }
     missing = sorted(set(ENVS) - set(small))
     assert not missing, f"add a small setting for {missing}"
