@@ -41,14 +41,12 @@ import numpy as np
 
 from benchmarks import throughput_neural
 from benchmarks.timing import (
-    BLOCK_RUNS_HELP,
-    CPU_DEVICES_HELP,
-    block_runs_option,
     fmt_rate,
     header_line,
     int_list,
     load_line,
     parse_agent_spec,
+    parse_options,
     print_table,
     time_jax,
 )
@@ -199,77 +197,43 @@ def flat_in_t(entry: BenchEntry, env, agent, *, horizons: Sequence[int], runs: i
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("--agents", default=None,
-                   help="comma-separated agents, each name[:field=value...] (NumPy references: "
-                        f"{', '.join(NUMPY_REFERENCES)}; PyTorch, via throughput_neural.py: "
-                        f"{', '.join(TORCH_REFERENCES)}) (default {DEFAULT_AGENTS}; quick: "
-                        "glm-es with warmup=50)")
-    p.add_argument("--runs", type=int_list, default=None,
-                   help="comma-separated run counts (default 1,10,100,1000; quick: 10)")
-    p.add_argument("--horizon", type=int, default=None,
-                   help="JAX rounds per simulate call (default 5000; quick: 200); agents whose "
-                        "NumPy cost grows with t use --numpy-horizon")
-    p.add_argument("--numpy-horizon", type=int, default=None,
-                   help="NumPy steps per seed, also the regret check's T (default 2000; quick: "
-                        "200)")
-    p.add_argument("--check-seeds", type=int, default=None,
-                   help="NumPy seeds, timed and regret-checked (default 8; quick: 2)")
-    p.add_argument("--check-runs", type=int, default=None,
-                   help="JAX runs of the regret check, also the batched reference's (default "
-                        "200; quick: 10)")
-    p.add_argument("--repeats", type=int, default=None,
-                   help="timing trials per measurement, best reported (default 3; quick: 1)")
-    p.add_argument("--min-time", type=float, default=None,
-                   help="seconds per trial, JAX and batched NumPy (default 1.0; quick: 0.05)")
-    p.add_argument("--max-time", type=float, default=None,
-                   help="no further JAX trial once this many seconds went into a measurement "
-                        "(default 60)")
-    p.add_argument("--chunk-size", type=int, default=None,
-                   help="simulate's chunk_size (default: the engine's)")
-    p.add_argument("--flat", default=None,
-                   help="the flat-in-t section's agent, name[:field=value...]; 'none' skips it "
-                        "(default glm-es; quick: glm-es:warmup=50)")
-    p.add_argument("--flat-horizons", type=int_list, default=None,
-                   help="its JAX horizons (default 1000,4000,16000; quick: 200,400)")
-    p.add_argument("--flat-runs", type=int, default=None, help="its JAX runs (default 10)")
-    p.add_argument("--batched-dtype", choices=("float32", "float64"), default="float32",
-                   help="the batched NumPy references' float type")
-    p.add_argument("--peak-gflops", type=float, default=142.0,
-                   help="the machine's f32 peak for the roofline line")
-    p.add_argument("--dim", type=int, default=20)
-    p.add_argument("--num-arms", type=int, default=50)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--cpu-devices", type=int, default=None, help=CPU_DEVICES_HELP)
-    p.add_argument("--quick", action="store_true", help="tiny sizes: a smoke test (~1 min)")
-    p.add_argument("--markdown", action="store_true", help="print the tables as markdown")
-    p.add_argument("--block-runs", type=block_runs_option, default=None, help=BLOCK_RUNS_HELP)
-    p.add_argument("--no-reference", action="store_true",
-                   help="JAX numbers only (no NumPy, no checks, no flat-in-t section); a run "
-                        "count that does not fit the device is printed as such (GPU sweeps)")
-    args = p.parse_args(argv)
-    quick = args.quick
-    defaults = {"agents": QUICK_AGENTS if quick else DEFAULT_AGENTS,
-                "runs": [10] if quick else [1, 10, 100, 1000],
-                "horizon": 200 if quick else 5000, "numpy_horizon": 200 if quick else 2000,
-                "check_seeds": 2 if quick else 8, "check_runs": 10 if quick else 200,
-                "repeats": 1 if quick else 3, "min_time": 0.05 if quick else 1.0,
-                "max_time": 60.0, "flat": "glm-es:warmup=50" if quick else "glm-es",
-                "flat_horizons": [200, 400] if quick else [1000, 4000, 16000], "flat_runs": 10}
-    runs_given, flat_given = args.runs is not None, args.flat is not None
-    for field, value in defaults.items():
-        if getattr(args, field) is None:
-            setattr(args, field, value)
+    integer, integers = {"type": int}, {"type": int_list}
+    p, args = parse_options(__doc__, {
+        "--agents": ({}, "comma-separated agents, each name[:field=value...] (NumPy references: "
+                     f"{', '.join(NUMPY_REFERENCES)}; PyTorch, via throughput_neural.py: "
+                     f"{', '.join(TORCH_REFERENCES)})", DEFAULT_AGENTS, QUICK_AGENTS),
+        "--runs": (integers, "comma-separated run counts", [1, 10, 100, 1000], [10]),
+        "--horizon": (integer, "JAX rounds per simulate call (agents whose NumPy cost grows "
+                      "with t: --numpy-horizon)", 5000, 200),
+        "--numpy-horizon": (integer, "NumPy steps per seed, the regret check's T", 2000, 200),
+        "--check-seeds": (integer, "NumPy seeds, timed and regret-checked", 8, 2),
+        "--check-runs": (integer, "JAX runs of the regret check, also the batched "
+                         "reference's", 200, 10),
+        "--repeats": (integer, "timing trials per measurement, the best reported", 3, 1),
+        "--min-time": ({"type": float}, "seconds per trial, JAX and batched NumPy", 1.0, 0.05),
+        "--max-time": ({"type": float}, "no further JAX trial once this many seconds went into "
+                       "a measurement", 60.0, 60.0),
+        "--chunk-size": (integer, "simulate's chunk_size (default: the engine's)", None, None),
+        "--flat": ({}, "the flat-in-t section's agent, name[:field=value...]; 'none' skips it",
+                   "glm-es", "glm-es:warmup=50"),
+        "--flat-horizons": (integers, "its JAX horizons", [1000, 4000, 16000], [200, 400]),
+        "--flat-runs": (integer, "its JAX runs", 10, 10),
+        "--batched-dtype": ({"choices": ("float32", "float64")}, "the batched NumPy "
+                            "references' float type", "float32", "float32"),
+        "--peak-gflops": ({"type": float}, "the machine's f32 peak for the roofline line",
+                          142.0, 142.0),
+        "--no-reference": ({"action": "store_true"}, "JAX numbers only (no NumPy, no checks, "
+                           "no flat-in-t section); a run count that does not fit the device is "
+                           "printed as such (GPU sweeps)", False, False)}, argv)
     specs = [a.strip() for a in args.agents.split(",") if a.strip()]
     if not specs:
         p.error("--agents is empty")
     # neural agents are measured against PyTorch by throughput_neural.py (same options)
     args.neural = [a for a in specs if parse_agent_spec(a)[0] in TORCH_REFERENCES]
-    args.neural_runs = args.runs if runs_given else None
+    args.neural_runs = args.runs if "--runs" in args.given else None
     try:
         args.agents = [parse_entry(a) for a in specs if a not in args.neural]
-        linear = (bool(args.agents) or flat_given) and not args.no_reference
+        linear = (bool(args.agents) or "--flat" in args.given) and not args.no_reference
         args.flat = None if args.flat.lower() == "none" or not linear else parse_entry(args.flat)
     except ValueError as err:
         p.error(str(err))

@@ -38,15 +38,13 @@ import time
 import numpy as np
 
 from benchmarks.timing import (
-    BLOCK_RUNS_HELP,
-    CPU_DEVICES_HELP,
-    block_runs_option,
     fmt_rate,
     header_line,
     int_list,
     load_line,
     matmul_gflops,
     parse_agent_spec,
+    parse_options,
     print_table,
     time_jax,
 )
@@ -93,62 +91,33 @@ def parse_entry(text: str) -> tuple[str, dict]:
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("--agents", default=DEFAULT_AGENTS,
-                   help="comma-separated agents, each name[:field=value...] (PyTorch "
-                        f"references: {', '.join(TORCH_REFERENCES)}); an agent jaxbandits does "
-                        "not have is skipped with a note")
-    p.add_argument("--runs", type=int_list, default=None,
-                   help="comma-separated run counts (default 1,10,100; quick: 1,2)")
-    p.add_argument("--horizon", type=int, default=None,
-                   help="JAX rounds per timed call, rounded up to a multiple of update_every "
-                        "(default 20, neural-ensemble-pp 100; quick: 2)")
-    p.add_argument("--chunk-size", type=int, default=None,
-                   help="simulate's chunk_size for every JAX call (default 10; quick: 2)")
-    p.add_argument("--flat-horizons", type=int_list, default=None,
-                   help="horizons of the flatness runs (default 50,200,800; B/2,B,2B for a ring "
-                        "buffer of B rows; T/2,T,2T for lmc-ts; quick: 4,8)")
-    p.add_argument("--flat-runs", type=int, default=1, help="runs of the flatness runs")
-    p.add_argument("--torch-horizon", type=int, default=None,
-                   help="rounds per PyTorch seed, also the regret check's T (default: the "
-                        "warm-up plus 60; the reference's own T for neurallog-ucb-2 (2000), the "
-                        "dueling agents (100), neural-ensemble-pp (400), lmc-ts (200))")
-    p.add_argument("--torch-data", choices=("history", "stats", "both"), default=None,
-                   help="the PyTorch reference's training data (default both; quick: history)")
-    p.add_argument("--torch-threads", type=int, default=1, help="torch.set_num_threads")
-    p.add_argument("--torch-device", default="cpu",
-                   help="device of the PyTorch reference (cpu, cuda)")
-    p.add_argument("--check-seeds", type=int, default=None,
-                   help="PyTorch seeds, timed and regret-checked (default 3; quick: 1)")
-    p.add_argument("--check-runs", type=int, default=None,
-                   help="JAX runs of the regret check (default 100; quick: 2)")
-    p.add_argument("--repeats", type=int, default=None,
-                   help="timing trials per JAX measurement, best reported (default 2; quick: 1)")
-    p.add_argument("--min-time", type=float, default=None,
-                   help="seconds of JAX wall time per trial (default 1.0; quick: 0.01)")
-    p.add_argument("--dim", type=int, default=20, help="d of the quadratic environment")
-    p.add_argument("--num-arms", type=int, default=50, help="K of the quadratic environment")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--no-torch", action="store_true", help="JAX numbers only")
-    p.add_argument("--block-runs", type=block_runs_option, default=None, help=BLOCK_RUNS_HELP)
-    p.add_argument("--cpu-devices", type=int, default=None, help=CPU_DEVICES_HELP)
-    p.add_argument("--quick", action="store_true", help="tiny sizes: a smoke test")
-    p.add_argument("--markdown", action="store_true", help="print the tables as markdown")
-    args = p.parse_args(argv)
-    quick = args.quick
-    args.horizon_set = args.horizon is not None  # else a reference's steady_horizon may apply
-    defaults = {"runs": [1, 2] if quick else [1, 10, 100], "horizon": 2 if quick else 20,
-                "chunk_size": 2 if quick else 10,
-                "flat_horizons": [4, 8] if quick else [50, 200, 800],
-                "torch_data": "history" if quick else "both", "check_seeds": 1 if quick else 3,
-                "check_runs": 2 if quick else 100, "repeats": 1 if quick else 2,
-                "min_time": 0.01 if quick else 1.0}
-    # None: an agent with a ring buffer of B rows picks B/2, B, 2B (quick: the defaults)
-    args.flat_horizons_set = args.flat_horizons or ([4, 8] if quick else None)
-    for field, value in defaults.items():
-        if getattr(args, field) is None:
-            setattr(args, field, value)
+    integer = {"type": int}
+    p, args = parse_options(__doc__, {
+        "--agents": ({}, "comma-separated agents, each name[:field=value...] (PyTorch "
+                     f"references: {', '.join(TORCH_REFERENCES)}); an agent jaxbandits does not "
+                     "have is skipped with a note", DEFAULT_AGENTS, DEFAULT_AGENTS),
+        "--runs": ({"type": int_list}, "comma-separated run counts", [1, 10, 100], [1, 2]),
+        "--horizon": (integer, "JAX rounds per timed call, rounded up to a multiple of "
+                      "update_every (neural-ensemble-pp: 100)", 20, 2),
+        "--chunk-size": (integer, "simulate's chunk_size for every JAX call", 10, 2),
+        "--flat-horizons": ({"type": int_list}, "horizons of the flatness runs (a ring buffer "
+                            "of B rows: B/2,B,2B; lmc-ts: T/2,T,2T)", [50, 200, 800], [4, 8]),
+        "--flat-runs": (integer, "runs of the flatness runs", 1, 1),
+        "--torch-horizon": (integer, "rounds per PyTorch seed, the regret check's T (default: "
+                            "the reference's own T, else the warm-up plus 60)", None, None),
+        "--torch-data": ({"choices": ("history", "stats", "both")}, "the PyTorch reference's "
+                         "training data", "both", "history"),
+        "--torch-threads": (integer, "torch.set_num_threads", 1, 1),
+        "--torch-device": ({}, "device of the PyTorch reference (cpu, cuda)", "cpu", "cpu"),
+        "--check-seeds": (integer, "PyTorch seeds, timed and regret-checked", 3, 1),
+        "--check-runs": (integer, "JAX runs of the regret check", 100, 2),
+        "--repeats": (integer, "timing trials per JAX measurement, the best reported", 2, 1),
+        "--min-time": ({"type": float}, "seconds of JAX wall time per trial", 1.0, 0.01),
+        "--no-torch": ({"action": "store_true"}, "JAX numbers only", False, False)}, argv)
+    args.horizon_set = "--horizon" in args.given  # else a reference's steady_horizon may apply
+    # not given: a ring buffer of B rows picks B/2, B, 2B (quick: the defaults)
+    args.flat_horizons_set = args.flat_horizons if args.quick or "--flat-horizons" in \
+        args.given else None
     try:
         args.agents = [parse_entry(a) for a in args.agents.split(",") if a.strip()]
     except ValueError as error:

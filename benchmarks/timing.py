@@ -44,6 +44,41 @@ def parse_agent_spec(spec: str) -> tuple[str, tuple[tuple[str, Any], ...]]:
     return name, tuple(overrides)
 
 
+def parse_options(doc: str, options: dict[str, tuple[dict, str, Any, Any]],
+                  argv=None) -> tuple[argparse.ArgumentParser, argparse.Namespace]:
+    """A benchmark's command line: ``options`` ``{flag: (argparse keywords, help, default, quick
+    default)}`` (the help shows both defaults) and the common ``--dim``, ``--num-arms``,
+    ``--seed``, ``--cpu-devices``, ``--block-runs``, ``--quick``, ``--markdown``. An option not
+    given takes its default (its quick one under ``--quick``); ``args.given`` holds the options
+    given."""
+    p = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    options = {**options, "--dim": ({"type": int}, "d of the environment", 20, 20),
+               "--num-arms": ({"type": int}, "K of the environment", 50, 50),
+               "--seed": ({"type": int}, "the key of the runs", 0, 0),
+               "--cpu-devices": ({"type": int}, CPU_DEVICES_HELP, None, None),
+               "--block-runs": ({"type": block_runs_option}, BLOCK_RUNS_HELP, None, None)}
+    for flag, (keywords, text, full, quick) in options.items():
+        shown = "" if full is None else f" (default {_show(full)}" + (
+            "" if quick == full else f"; quick: {_show(quick)}") + ")"
+        p.add_argument(flag, **keywords, default=None, help=text + shown)
+    p.add_argument("--quick", action="store_true", help="tiny sizes: a smoke test")
+    p.add_argument("--markdown", action="store_true", help="print the tables as markdown")
+    args = p.parse_args(argv)
+    args.given = {flag for flag in options if getattr(args, _dest(flag)) is not None}
+    for flag, (_, _, full, quick) in options.items():
+        if flag not in args.given:
+            setattr(args, _dest(flag), quick if args.quick else full)
+    return p, args
+
+
+def _dest(flag: str) -> str:
+    return flag.lstrip("-").replace("-", "_")
+
+
+def _show(value: Any) -> str:
+    return ",".join(map(str, value)) if isinstance(value, list) else str(value)
+
+
 def block_runs_option(value: str) -> int | str | None:
     """``--block-runs``: ``None`` (the engine's default), ``"all"`` or a positive number."""
     if value in ("", "default"):
