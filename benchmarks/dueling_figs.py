@@ -399,15 +399,9 @@ def figure2_table(runs: Runs, config: Config) -> C.Table:
     tasks = list(runs.figure2)
     table = C.Table("Fig. 2 / Fig. E.1(a-c): R(T)/T (mean ± 95% CI)",
                     ["agent", *(f"{t} (T = {config.horizon(t)})" for t in tasks)],
-                    note=(f"{config.num_runs} runs, common random numbers, d = {config.dim}, "
-                          f"K = {config.num_arms}, BTL. NVLDB: width {config.width}, lr "
-                          f"{config.learning_rate:g}, eps = 0.1, a = 1, self-duels forbidden. "
-                          "MaxInP, MaxPairUCB and uniform pairs are yardsticks, not in the "
-                          "paper. The paper gives curves only (no numbers). —: not run at "
-                          f"this scale. '{FLOOR}': (u_(1) - u_(2))/2 summed over the rounds of "
-                          "the same runs (and of more instances of the task), the lowest R(T)/T "
-                          "of an agent that never self-duels (the NVLDB default, uniform "
-                          "pairs)."))
+                    note=(f"{config.num_runs} runs. MaxInP, MaxPairUCB and uniform pairs are "
+                          "yardsticks (the paper gives curves only); —: not run at this scale. "
+                          f"'{FLOOR}': its R(T)/T on the same runs (and on more instances)."))
     for lbl in dict.fromkeys(k for r in runs.figure2.values() for k in r):
         table.add(lbl, *(fmt(average(runs.figure2[t][lbl])) if lbl in runs.figure2[t] else "—"
                          for t in tasks))
@@ -475,14 +469,10 @@ def statlog_table(runs: Runs, config: Config) -> C.Table:
     table = C.Table(f"Statlog (Fig. E.1(d), the main text's variance study): R(T)/T at "
                     f"T = {config.statlog_horizon}",
                     ["agent", "R(T)/T", "weak R(T)/T", "paper R(T)/T"],
-                    note=(f"{config.statlog_runs} runs of dueling-statlog (shuttle, reading A: "
-                          "one row per round, arms e_k (x) z in R^63, u_k = 1[k = class], the "
-                          "better arm always wins). The paper's unit is unclear (likely "
-                          "R(T)/T). One arm has utility 1 and the others 0, so any pair of two "
-                          "distinct arms has average regret at least 1/2: with self-duels "
-                          "forbidden (the default) R(T)/T >= 0.5, and the paper's 0.017 needs "
-                          "self-duels ('(self-duels)': forbid_self_duel=False, the listings' "
-                          "semantics). The weak regret has no such floor."))
+                    note=(f"{config.statlog_runs} runs (shuttle, one row a round, u_k = 1[k = "
+                          "class]). Two distinct arms cost at least 1/2 a round, so with "
+                          "self-duels forbidden R(T)/T >= 0.5: the paper's 0.017 needs self-duels "
+                          "('(self-duels)'). The weak regret has no such floor."))
     for lbl, result in runs.statlog.items():
         name = next((n for n in PAPER_STATLOG if lbl in (label(n), self_duel_label(n))), None)
         table.add(lbl, fmt(average(result)), fmt(average(result, metric="weak_regret")),
@@ -493,11 +483,9 @@ def statlog_table(runs: Runs, config: Config) -> C.Table:
 def real_table(runs: Runs, config: Config) -> C.Table:
     table = C.Table(f"Fig. E.1(e-f): real data, R(T)/T at T = {config.real_horizon}",
                     ["agent", *runs.real],
-                    note=(f"{config.num_runs} runs, reading A, preference 0.7. With K = 2 "
-                          "(magic) two distinct arms always contain the better one and the "
-                          "worse, so every agent that never self-duels (the NVLDB default, "
-                          "uniform pairs) has R(t) = t/2 exactly; only self-duels can do better."
-                          " A skipped data set: its file was not found."))
+                    note=(f"{config.num_runs} runs, preference 0.7. With K = 2 (magic) two "
+                          "distinct arms cost 1/2 a round: only self-duels do better. skipped: "
+                          "the data set's file was not found."))
     for lbl in dict.fromkeys(k for r in runs.real.values() if isinstance(r, dict) for k in r):
         table.add(lbl, *("skipped" if isinstance(r, str) else
                          fmt(average(r[lbl])) if lbl in r else "—" for r in runs.real.values()))
@@ -516,14 +504,9 @@ def paper_table(table: str, runs: Runs, config: Config) -> C.Table:
                   f"T = {p_horizon:,})")
     out = C.Table(title, ["algorithm", *(f"t = {s}" for s in steps), "paper t = 2k / 6k / 10k"],
                   note=(f"{config.num_runs} runs, lr {config.table_lr or config.learning_rate:g},"
-                        " mean ± 95% CI (the paper's ± is presumably a std over 20 seeds); the "
-                        "paper's columns are at its own width, beside the row with the same "
-                        "rule. Our reimplementation of Listings 2-4: the paper's absolute values "
-                        "are out of reach at width 32; the claim checked at a reduced scale is "
-                        f"the decay of R(t)/t. '{FLOOR}': the lowest R(t)/t of an agent that "
-                        "never self-duels on the same runs (NVLDB forbids self-duels by "
-                        "default); a paper value below it implies that the paper's agents "
-                        "self-duel."))
+                        " mean ± 95% CI (the paper's ±: presumably a std over 20 seeds, its values "
+                        f"at its own width beside the same rule). '{FLOOR}': a paper value below "
+                        "it implies the paper's agents self-duel."))
     for (_, width, rule), result in runs.tables[table].items():
         paper = (PAPER_E2.get((width, rule)) or PAPER_E2.get((500, rule)) if table == "E.2"
                  else PAPER_E3.get(rule))  # another width: the paper's m = 500 row
@@ -540,12 +523,9 @@ def compute_table(runs: Runs) -> C.Table:
     table = C.Table("App. E.3 compute: wall time, compilation apart",
                     ["agent", "task, T", "runs", "compile (s)", "run (s)", "seed-steps/s",
                      "min per 2,000 rounds", "paper (min)"],
-                    note=("Run time excludes compilation (timed apart by the runner) and covers "
-                          "the whole batch of runs, split over the CPU cores (which other jobs "
-                          "shared); 'min per 2,000 rounds' = 2,000 / (seed-steps per second) / "
-                          "60, one run's cost at this horizon. The paper's NDB builds the full "
-                          "p x p design; the library's default NDB (APOHF's) a diagonal one. "
-                          "Paper: 20 seeds of 2,000 rounds on an RTX 3060 + Ryzen 9 5950X."))
+                    note=("Compilation excluded; 'min per 2,000 rounds' = 2,000 / (seed-steps "
+                          "per second) / 60, one run's cost. Paper: 20 seeds of 2,000 rounds on "
+                          "an RTX 3060 + Ryzen 9 5950X."))
     for setting, results in runs.compute.items():
         for lbl, r in results.items():
             nvldb = lbl.startswith("NVLDB")
