@@ -193,6 +193,12 @@ def test_feedback_flags_reach_the_runner(monkeypatch, tmp_path, capsys):
         main(["sweep", "--grid", "agent.reg=1,2", "--feedback-delay", "0,5",
               "--update-every", "3"])
     assert (seen["feedback_delay"], seen["update_every"]) == ((0, 5), 3)
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        main(["sweep", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--feedback-delay N|LOW,HIGH" in text and "(default: 0)" in text
+    assert "(jb.simulate's update_every; not a neural agent's training schedule" in text
 
 
 @pytest.mark.full
