@@ -29,9 +29,8 @@ Semantics (what a batch means):
 
 Each program is jitted once per batch size (and reused by every policy of the same agent
 class and settings); :meth:`OnlinePolicy.compile` compiles a batch size ahead of traffic. Bad
-input (a context of the wrong shape, an action outside the action
-set, a non-finite reward) raises ``ValueError`` before anything runs, and leaves the state and
-counters unchanged.
+input (a context of the wrong shape, an action outside the action set, a non-finite reward)
+raises ``ValueError`` before anything runs, and leaves the state and counters unchanged.
 
 Thread safety: ``act``, ``update``, ``warm_start`` and ``save`` may be called from several
 threads. Each holds one lock from reading the state to swapping in the new one, so calls are

@@ -208,7 +208,8 @@ class TensorBoardTracker(_Adapter):
 
 class MLflowTracker(_Adapter):
     """Logs to an MLflow run (``pip install 'jaxbandits[mlflow]'``): ``run_info`` as the run's
-    parameters, metrics with ``step``. Offline: ``tracking_uri="file:./mlruns"`` (a local store).
+    parameters, metrics with ``step``. Offline: ``tracking_uri="file:./mlruns"`` (a local store;
+    MLflow 3 asks for ``MLFLOW_ALLOW_FILE_STORE=true`` there) or ``"sqlite:///mlflow.db"``.
     A named run (``compare``, ``sweep``) is a child run nested under this one (MLflow's
     ``mlflow.parentRunId`` tag), ended by :meth:`close`.
 

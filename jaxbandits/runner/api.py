@@ -109,7 +109,8 @@ def simulate(
         and ``run_info`` the result's. When the runs take several blocks in turn, only the
         first block(s) report live, and the statistics over all runs at T follow at the end.
         Then ``callback.close()``, if it has one (also after an error). Never changes results
-        nor the checkpoint.
+        nor the checkpoint. :func:`compare` and :func:`sweep` take one tracker for all their
+        configurations, each named in ``run_info["name"]``.
 
     Warns:
       UserWarning: the agent's warm-up (``Agent.warmup_rounds``) exceeds the horizon.
