@@ -268,12 +268,15 @@ def _play(configs: Configs, options: RunOptions, plan: Plan, files: _Files) -> l
                        **timing, **options.run_info})
     callback = options.callback
 
-    def track(carry, group, step) -> None:
-        """Sends the running statistics of the runs in flight to the callback."""
+    def track(carry, group, step, reporting) -> None:
+        """Sends the running statistics of the runs in flight of each grid point in
+        ``reporting`` to the callback, with the point's label."""
         cumulative = host(carry.cumulative)
-        real = np.concatenate([i * B + np.arange(n) for i, (_, _, n) in enumerate(group)])
-        callback(running_stats(step, cumulative[real, 0], cumulative[real, 1]),
-                 json.loads(info))
+        for g in reporting:
+            real = np.concatenate([i * B + np.arange(n) for i, (h, _, n) in enumerate(group)
+                                   if h == g])
+            callback(labels[g], running_stats(step, cumulative[real, 0], cumulative[real, 1]),
+                     json.loads(info))
     bar = Progress(options.progress, label, plan.num_points * N * horizon, plan.num_points * N)
     with bar:  # shows the compile phase, then the seed-steps played
         instance_c, compile_time = compile_program(programs.instance, "instance", env_w, key,
@@ -312,6 +315,11 @@ def _play(configs: Configs, options: RunOptions, plan: Plan, files: _Files) -> l
             todo.append((block, min(D, plan.num_blocks - block), 0, None))
             block += todo[-1][1]
 
+        # each grid point reports live in the first group that plays its runs
+        points = [list(dict.fromkeys(g for g, _, n in plan.group(first, count) if n))
+                  for first, count, _, _ in todo]
+        live = [[g for g in p if not any(g in q for q in points[:i])]
+                for i, p in enumerate(points)]
         t0, played = time.perf_counter(), bool(todo)
         checkpointed = any_process(ckpt is not None)
         spec = envs[0].spec()
@@ -382,8 +390,8 @@ def _play(configs: Configs, options: RunOptions, plan: Plan, files: _Files) -> l
                 carry = chunk_c(env_w, agent_w, carry, jnp.asarray(played_to, jnp.int32),
                                 horizon_arr, steps_arr)
                 played_to = min(played_to + chunk_size, horizon)
-                if callback is not None and index == 0:
-                    track(carry, group, played_to)
+                if callback is not None and live[index]:
+                    track(carry, group, played_to, live[index])
                 if pending is not None:
                     finish(*pending)
                     pending = None
@@ -410,8 +418,11 @@ def _play(configs: Configs, options: RunOptions, plan: Plan, files: _Files) -> l
                     run_info=json.loads(info))  # each result its own copy
         for g in range(len(labels))
     ]
-    if callback is not None and len(todo) != 1 and int(steps[-1]) == horizon:
-        # the live statistics covered the first blocks only: all runs' at the end
-        regret, reward = results[0].cumulative_regret, results[0].cumulative_reward
-        callback(running_stats(horizon, regret[:, -1], reward[:, -1]), json.loads(info))
+    if callback is not None and int(steps[-1]) == horizon:
+        for g, result in enumerate(results):
+            if sum(g in p for p in points) != 1:
+                # the live statistics covered the first blocks only: all runs' at the end
+                regret, reward = result.cumulative_regret, result.cumulative_reward
+                callback(labels[g], running_stats(horizon, regret[:, -1], reward[:, -1]),
+                         json.loads(info))
     return results

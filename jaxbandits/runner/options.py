@@ -83,7 +83,9 @@ class RunOptions:
       run_info: the caller's entries for each result's ``run_info``.
       timing: when rewards reach the agents (delayed or batched feedback; the default:
         at once, every round).
-      callback: called between chunks with the running statistics (a tracker), or None.
+      callback: ``callback(label, stats, run_info)``, called between chunks with a
+        configuration's running statistics (the entry points wrap the caller's tracker), or
+        None.
     """
 
     key: jax.Array
