@@ -5,9 +5,11 @@ own parameter. In the common case (MABWiser's and OBP's linear policies, a class
 every arm sees the same context ``x_t`` (d,). The convention, which keeps every agent working:
 
 * the context is a :class:`SharedContext`: ``shared`` holds ``x_t`` ``(d,)`` and ``arms`` holds
-  each arm's full feature vector ``x_{t,a}`` ``(K, d)``, here ``x_t`` repeated K times (a problem
-  with per-arm features too shows them in ``arms``, :class:`~jaxbandits.envs.ArrayEnv`);
-* the disjoint agents (``disjoint-lin-ucb``, ...) read ``arms`` row by row, one model per arm;
+  each arm's feature vector ``x_{t,a}`` ``(K, d)``, here ``x_t`` repeated K times (a problem
+  with per-arm features shows them in ``arms`` with ``shared=None``, as
+  :class:`~jaxbandits.envs.ArrayEnv` does with ``contexts=``);
+* the disjoint agents (``disjoint-lin-ucb``, ...) keep one model per arm and read ``x_t`` once
+  (or ``arms`` row by row when the arms have features of their own);
   agents of one shared theta* run too, but cannot tell identical rows apart (they are not the
   model of these problems, and ``jaxbandits run`` does not play them here).
 
@@ -55,9 +57,10 @@ class SharedContext(Context):
     """A round with one context shared by all arms.
 
     Attributes:
-      arms: ``(K, d)`` each arm's feature vector ``x_{t,a}`` (``shared`` repeated when the arms
-        have no features of their own).
-      shared: ``(d,)`` the shared context ``x_t``.
+      arms: ``(K, d)`` each arm's feature vector ``x_{t,a}``: ``shared`` repeated when it is
+        given.
+      shared: ``(d,)`` the shared context ``x_t``, or None (the arms have features of their
+        own).
     """
 
     shared: jax.Array | None = None
