@@ -104,14 +104,16 @@ PAIRS = (("disjoint-lin-ucb", "lin-ucb", "alpha"), ("disjoint-lin-ts", "lin-ts",
          ("disjoint-epsilon-greedy", "epsilon-greedy", "epsilon"))
 
 
-def rates(dim: int, arms: int, horizon: int, runs: int, hp: dict,
-          repeats: int = 3) -> list[tuple[str, str, float]]:
+def rates(dim: int, arms: int, horizon: int, runs: int, hp: dict, repeats: int = 3,
+          context_pool: int | None = None) -> list[tuple[str, str, float]]:
     """Seed-steps per second (play time, compile excluded, the best of ``repeats`` alternating
     passes, the default ``block_runs``) of each disjoint agent on ``disjoint-linear``, of its
     shared-theta counterpart on ``linear`` (one fixed arm set per run, the default) and on
     ``linear`` with fresh arms every round, and of ``random`` on ``disjoint-linear`` and
-    ``linear`` (what the environment and the runner cost alone)."""
-    disjoint = jb.make_env("disjoint-linear", dim=dim, num_arms=arms)
+    ``linear`` (what the environment and the runner cost alone). ``context_pool``: the
+    ``disjoint-linear`` option (N contexts per run, one shown per round) instead of a fresh
+    context every round."""
+    disjoint = jb.make_env("disjoint-linear", dim=dim, num_arms=arms, context_pool=context_pool)
     fixed = jb.make_env("linear", dim=dim, num_arms=arms)
     fresh = jb.make_env("linear", dim=dim, num_arms=arms, fresh_arms=True)
     cases = []
@@ -149,8 +151,8 @@ def print_rates(measured: list[tuple[str, str, float]]) -> None:
         slower = rate[(theirs, "linear")] / rate[(ours, "disjoint-linear")]
         print(f"{ours} on disjoint-linear: {slower:.2f}x slower than {theirs} on linear "
               f"({'within' if slower <= 2.0 else 'NOT within'} 2x)")
-    print(f"(random plays linear {env_ratio:.1f}x faster than disjoint-linear: the fresh "
-          "context of every round)")
+    print(f"(random plays linear {env_ratio:.1f}x faster than disjoint-linear: what the "
+          "environments cost alone, a round's context draw against a fixed arm set)")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -171,8 +173,16 @@ def main(argv: list[str] | None = None) -> None:
                         help="runs of the rate comparison (0: skip it)")
     parser.add_argument("--rate-only", action="store_true",
                         help="only the rate comparison (no regret table, no peers)")
+    parser.add_argument("--context-pool", type=int, default=0,
+                        help="time disjoint-linear with context_pool=N (N contexts per run) "
+                             "instead of a fresh context every round (0: fresh)")
+    parser.add_argument("--cpu-devices", type=int, default=1,
+                        help="split the CPU into this many XLA devices for the engine "
+                             "(jb.use_cpu_cores; default 1, XLA's single CPU device; 0: one "
+                             "per core, as jaxbandits run does)")
     parser.add_argument("--quick", action="store_true", help="a smoke test: tiny, no peers")
     args = parser.parse_args(argv)
+    jb.use_cpu_cores(args.cpu_devices or None)
     if args.quick:
         args.runs, args.horizon, args.rate_runs = 3, 50, 16
         args.mabwiser_python = args.obp_python = None
@@ -185,7 +195,10 @@ def main(argv: list[str] | None = None) -> None:
         print(f"\nengine rate, seed-steps/s ({args.rate_runs} runs, T = {args.horizon}, "
               f"d = {args.dim}, K = {args.arms}, {len(jax.devices())} "
               f"{jax.default_backend()} device(s), best of 3, compile excluded)\n")
-        print_rates(rates(args.dim, args.arms, args.horizon, args.rate_runs, hp))
+        if args.context_pool:
+            print(f"disjoint-linear with context_pool={args.context_pool}\n")
+        print_rates(rates(args.dim, args.arms, args.horizon, args.rate_runs, hp,
+                          context_pool=args.context_pool or None))
 
 
 def compare_regret(args, hp: dict) -> None:
