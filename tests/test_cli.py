@@ -137,6 +137,15 @@ def test_dueling_environments_run_at_their_papers_size(monkeypatch, tmp_path):
     assert seen["agents"]["maxinp"].horizon_hint == 300
 
 
+def test_disjoint_classification_runs_in_about_a_minute(monkeypatch, tmp_path):
+    """disjoint-classification without --horizon / --runs: T = 1,000 and 256 runs (the generic
+    10,000 x 200 took over 6 minutes on digits, d = 64 per arm); the disjoint agents play."""
+    seen = _intercept(monkeypatch, tmp_path, ["run", "--env", "disjoint-classification"])
+    assert (seen["horizon"], seen["num_runs"]) == (1000, 256)
+    assert {"random", "disjoint-lin-ucb", "disjoint-lin-ts", "disjoint-epsilon-greedy"} <= set(
+        seen["agents"])
+
+
 @pytest.mark.parametrize(
     "argv, match",
     [

@@ -144,6 +144,8 @@ def run_options(configs: Configs, key: jax.Array | int, horizon: int, num_runs: 
     warn_long_warmups(configs.envs, agents, configs.labels, horizon)
     steps = record_steps(o["record"], horizon, num_records)
     key = as_key(key)
+    for e in configs.envs:  # what only the call's key and sizes can tell (finite data)
+        e.check_call(key, horizon, num_runs)
     devices = check_devices(o["devices"])
     block_runs_default = block_runs is None
     block_runs = (default_block_runs(agents[0], devices[0].platform) if block_runs_default
