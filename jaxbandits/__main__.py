@@ -1,7 +1,5 @@
 """``python -m jaxbandits``: the command line (the same as the ``jaxbandits`` command)."""
 
-import sys
+from jaxbandits.cli import console
 
-from jaxbandits.cli import main
-
-sys.exit(main())
+console()

@@ -303,6 +303,22 @@ def test_output_in_a_log_file(tmp_path):
     assert progress.count("seed-steps/s") >= 2
 
 
+@pytest.mark.full
+def test_the_executable_exits_with_mains_code(tmp_path):
+    """``python -m jaxbandits`` (the ``jaxbandits`` executable's entry, which skips the
+    interpreter's teardown) exits with main's code and flushes what main printed."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "jaxbandits", "run", "--runs", "0", "--out",
+                           str(tmp_path / "res")], capture_output=True, text=True)
+    assert done.returncode == 2
+    assert done.stderr.strip().startswith("jaxbandits: error:") and "runs" in done.stderr
+    listed = subprocess.run([sys.executable, "-m", "jaxbandits", "list"], capture_output=True,
+                            text=True)
+    assert listed.returncode == 0 and "lin-ts" in listed.stdout
+
+
 def test_one_run_has_no_interval(tmp_path, capsys):
     assert main(["run", "--runs", "1", "--out", str(tmp_path), "--no-progress", "--agents",
                  "lin-ts", *TINY]) == 0

@@ -1,7 +1,5 @@
 """``python -m jaxbandits.cli``: the command line."""
 
-import sys
+from jaxbandits.cli import console
 
-from jaxbandits.cli import main
-
-sys.exit(main())
+console()

@@ -17,9 +17,10 @@ def t_quantile(df: int) -> float:
     two-sided 95% confidence interval of the mean of ``n`` runs."""
     if df < 1:
         return math.inf
-    from scipy import stats  # imported on first use: importing jaxbandits stays light
+    # scipy.stats.t.ppf is this function; scipy.special imports in a fifth of scipy.stats' time
+    from scipy.special import stdtrit  # imported on first use: importing jaxbandits stays light
 
-    return float(stats.t.ppf(0.975, int(df)))
+    return float(stdtrit(int(df), 0.975))
 
 
 def half_width(std, count: int):
