@@ -94,7 +94,7 @@ SCALES = make_scales(Config, tiny={"first_epochs": (10, 20), "lin_scales": (0.3,
                      notebook={"glm_scales": (0.01, 0.1, 1.0), "panels": ("logistic",)})
 
 
-def log_env(config: Sizes, name: str = "logistic"):
+def bandit(config: Sizes, name: str = "logistic"):
     """The bandit ``name`` (the logistic or the linear one) at d, K with N(0, 0.5^2) noise."""
     return jb.make_env(name, dim=config.dim, num_arms=config.num_arms, noise_std=0.5)
 
@@ -126,7 +126,7 @@ def lin_panel(config: Config, solver: str = "gd") -> C.Panel:
     lin_es = jb.make_agent("lin-es", ensemble_size=25, perturb_std=0.1, reg=1.0,
                            init_perturbation=False)
     ridge = {"reg": 1.0, "noise_std": 0.5}
-    return C.Panel("linear bandit", log_env(config, "linear"), (
+    return C.Panel("linear bandit", bandit(config, "linear"), (
         C.Entry("Lin-ES", lin_es, "perturb_std", (0.1, LIN_ES_DIAGNOSTIC), kind="es",
                 value_labels=("Lin-ES", f"Lin-ES (sigma_R={LIN_ES_DIAGNOSTIC:g})"),
                 value_kinds=("es", "variant")),
@@ -138,7 +138,7 @@ def lin_panel(config: Config, solver: str = "gd") -> C.Panel:
 def log_panel(config: Config, solver: str = "gd") -> C.Panel:
     """GLM-ES, GLM-ES-DT100/300, tuned UCB-GLM and GLM-TSL (same warm-up and solver)."""
     glm = {"warmup": config.warmup, "reg": 1.0, "solver": solver}
-    return C.Panel("logistic bandit", log_env(config), (
+    return C.Panel("logistic bandit", bandit(config), (
         C.Entry("GLM-ES", glm_es(config.warmup, solver), kind="es"),
         dt_entry("GLM-ES", glm_es_dt(config.warmup, solver), config),
         tuned("UCB-GLM", jb.make_agent("ucb-glm", **glm), config.glm_scales),

@@ -62,7 +62,7 @@ def run(config: Config, key, solver: str = "gd",
     for ablation, (field, _, _) in ABLATIONS.items():
         values = config.grid(ablation)
         agent = fig1.glm_es(config.warmup, solver, max(config.sizes) if ablation == "m" else 10)
-        results = jb.sweep(fig1.log_env(config), agent, key, {field: list(values)},
+        results = jb.sweep(fig1.bandit(config), agent, key, {field: list(values)},
                            config.horizon, config.num_runs, **options)
         out[ablation] = dict(zip(values, results.values(), strict=True))
     return out

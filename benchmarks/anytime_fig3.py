@@ -64,7 +64,7 @@ def run(config: Config, key, solver: str = "gd",
                           for b in config.growths))
     options = C.config_options(config, marks[: config.num_records // 2], progress)
     grid = {"first_epoch": list(config.first_epochs), "growth": list(config.growths)}
-    results = jb.sweep(fig1.log_env(config), fig1.glm_es_dt(config.warmup, solver), key, grid,
+    results = jb.sweep(fig1.bandit(config), fig1.glm_es_dt(config.warmup, solver), key, grid,
                        config.horizon, config.num_runs, **options)
     points = itertools.product(config.first_epochs, config.growths)
     return dict(zip(points, results.values(), strict=True))
