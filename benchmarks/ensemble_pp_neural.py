@@ -342,11 +342,10 @@ def run_params(runner: Runner) -> dict[str, dict[str, dict[int, Result]]]:
             for task in runner.config.param_tasks}
 
 
-def run_comparison(runner: Runner, tasks: Sequence[str] | None = None
-                   ) -> dict[str, dict[str, Result]]:
+def run_comparison(runner: Runner) -> dict[str, dict[str, Result]]:
     """Fig. 3: ``{task: {label: Result}}``, the agents at M = ``ensemble_size`` and random."""
     return {task: {label: runner.one(task, label) for label in (*runner.config.agents, RANDOM)}
-            for task in (runner.config.tasks if tasks is None else tasks)}
+            for task in runner.config.tasks}
 
 
 def run_long(runner: Runner) -> dict[str, Result] | None:
@@ -737,14 +736,13 @@ def check_claims(runner: Runner, panels: Panels) -> list[tuple[str, bool | None,
     return claims + moderation_claims(runner, panels.moderation, panels.moderation_note)
 
 
-def paper_ordering_claims(runner: Runner, long, comparison=None) -> list:
+def paper_ordering_claims(runner: Runner, long, comparison) -> list:
     """The paper's ordering on the quadratic at T = 10^5: from the paper-horizon check, or from
     Fig. 3 when that runs at the paper's horizon; "not run" otherwise."""
     claim = ("Paper's ordering (Fig. 3): on the quadratic at T = 10^5 Ensemble++ has "
              "the lowest regret")
     quadratic, left = runner.tasks["quadratic"], ""
-    if long is None and comparison and "quadratic" in comparison \
-            and quadratic.horizon >= PAPER_HORIZON:
+    if long is None and "quadratic" in comparison and quadratic.horizon >= PAPER_HORIZON:
         long, t = comparison["quadratic"], quadratic
     elif long is None:
         return [(claim, None, "not run at this scale (`--scale paper` runs Fig. 3 at "
