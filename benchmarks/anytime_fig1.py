@@ -44,43 +44,59 @@ SUBLINEAR_RATIO = 0.7
 
 
 @dataclasses.dataclass(frozen=True)
-class Config:
-    """Sizes of one scale: d and K of both bandits, T, instances (one run each), the design
-    warm-up tau of every GLM agent (per epoch for DT), the DT variants' T_0, the LinUCB / LinTS
-    and UCB-GLM / GLM-TSL ``explore_scale`` grids, the panels run, and runner options."""
+class Sizes:
+    """The bandits' d and K, T, instances (one run each), the design warm-up tau of every GLM
+    agent (per epoch for DT) and runner options: what Figures 1-3 share."""
 
     dim: int
     num_arms: int
     horizon: int
     num_runs: int
     warmup: int
-    first_epochs: tuple[int, ...] = (100, 300)
-    lin_scales: tuple[float, ...] = (0.1, 0.3, 1.0)
-    glm_scales: tuple[float, ...] = (0.01, 0.1, 0.5, 1.0)
-    panels: tuple[str, ...] = ("linear", "logistic")
     chunk_size: int = 500
     num_records: int = 60
 
 
-SCALES = {
-    "tiny": Config(dim=3, num_arms=5, horizon=60, num_runs=4, warmup=10, first_epochs=(10, 20),
-                   lin_scales=(0.3, 1.0), glm_scales=(0.1, 1.0), chunk_size=60,
-                   num_records=20),
-    # not on the command line: the sizes notebooks/anytime_glm.ipynb tells the story at
-    "notebook": Config(dim=8, num_arms=16, horizon=1000, num_runs=8, warmup=100,
-                       glm_scales=(0.01, 0.1, 1.0), panels=("logistic",), num_records=40),
-    "small": Config(dim=10, num_arms=20, horizon=2000, num_runs=10, warmup=200),
-    "paper": Config(dim=20, num_arms=50, horizon=10_000, num_runs=10, warmup=500,
-                    chunk_size=1000, num_records=100),
-}
+#: the sizes of each scale ("notebook", not on the command line: notebooks/anytime_glm.ipynb's)
+SIZES = {"tiny": {"dim": 3, "num_arms": 5, "horizon": 60, "num_runs": 4, "warmup": 10,
+                  "chunk_size": 60, "num_records": 20},
+         "notebook": {"dim": 8, "num_arms": 16, "horizon": 1000, "num_runs": 8, "warmup": 100,
+                      "num_records": 40},
+         "small": {"dim": 10, "num_arms": 20, "horizon": 2000, "num_runs": 10, "warmup": 200},
+         "paper": {"dim": 20, "num_arms": 50, "horizon": 10_000, "num_runs": 10, "warmup": 500,
+                   "chunk_size": 1000, "num_records": 100}}
 
 
-def lin_env(config: Config):
-    return jb.make_env("linear", dim=config.dim, num_arms=config.num_arms, noise_std=0.5)
+def make_scales(config: type, **extra: dict) -> dict:
+    """``{scale: config(**SIZES[scale], **extra[scale])}``."""
+    return {scale: config(**sizes, **extra.get(scale, {})) for scale, sizes in SIZES.items()}
 
 
-def log_env(config: Config):
-    return jb.make_env("logistic", dim=config.dim, num_arms=config.num_arms, noise_std=0.5)
+def setup(config: Sizes, solver: str) -> str:
+    """The report's sizes."""
+    return (f"GLM solver `{solver}`, d = {config.dim}, K = {config.num_arms}, T = "
+            f"{config.horizon}, {config.num_runs} instances, tau = {config.warmup}")
+
+
+@dataclasses.dataclass(frozen=True)
+class Config(Sizes):
+    """:class:`Sizes`, the DT variants' T_0, the LinUCB / LinTS and UCB-GLM / GLM-TSL
+    ``explore_scale`` grids and the panels run."""
+
+    first_epochs: tuple[int, ...] = (100, 300)
+    lin_scales: tuple[float, ...] = (0.1, 0.3, 1.0)
+    glm_scales: tuple[float, ...] = (0.01, 0.1, 0.5, 1.0)
+    panels: tuple[str, ...] = ("linear", "logistic")
+
+
+SCALES = make_scales(Config, tiny={"first_epochs": (10, 20), "lin_scales": (0.3, 1.0),
+                                   "glm_scales": (0.1, 1.0)},
+                     notebook={"glm_scales": (0.01, 0.1, 1.0), "panels": ("logistic",)})
+
+
+def bandit(config: Sizes, name: str = "logistic"):
+    """The bandit ``name`` (the logistic or the linear one) at d, K with N(0, 0.5^2) noise."""
+    return jb.make_env(name, dim=config.dim, num_arms=config.num_arms, noise_std=0.5)
 
 
 def glm_es(warmup: int, solver: str = "gd", ensemble_size: int = 10):
@@ -110,7 +126,7 @@ def lin_panel(config: Config, solver: str = "gd") -> C.Panel:
     lin_es = jb.make_agent("lin-es", ensemble_size=25, perturb_std=0.1, reg=1.0,
                            init_perturbation=False)
     ridge = {"reg": 1.0, "noise_std": 0.5}
-    return C.Panel("linear bandit", lin_env(config), (
+    return C.Panel("linear bandit", bandit(config, "linear"), (
         C.Entry("Lin-ES", lin_es, "perturb_std", (0.1, LIN_ES_DIAGNOSTIC), kind="es",
                 value_labels=("Lin-ES", f"Lin-ES (sigma_R={LIN_ES_DIAGNOSTIC:g})"),
                 value_kinds=("es", "variant")),
@@ -122,7 +138,7 @@ def lin_panel(config: Config, solver: str = "gd") -> C.Panel:
 def log_panel(config: Config, solver: str = "gd") -> C.Panel:
     """GLM-ES, GLM-ES-DT100/300, tuned UCB-GLM and GLM-TSL (same warm-up and solver)."""
     glm = {"warmup": config.warmup, "reg": 1.0, "solver": solver}
-    return C.Panel("logistic bandit", log_env(config), (
+    return C.Panel("logistic bandit", bandit(config), (
         C.Entry("GLM-ES", glm_es(config.warmup, solver), kind="es"),
         dt_entry("GLM-ES", glm_es_dt(config.warmup, solver), config),
         tuned("UCB-GLM", jb.make_agent("ucb-glm", **glm), config.glm_scales),
@@ -135,8 +151,8 @@ def log_panel(config: Config, solver: str = "gd") -> C.Panel:
 PANELS: dict[str, Callable[[Config, str], C.Panel]] = {"linear": lin_panel, "logistic": log_panel}
 
 
-def run(config: Config, key, solver: str = "gd",
-        progress: bool | None = False) -> dict[str, C.PanelResult]:
+def run(config: Config, key, solver: str = "gd", progress: bool | None = False
+        ) -> dict[str, C.PanelResult]:
     """``{name: PanelResult}`` of the panels of ``config``."""
     return {name: C.run_panel(build(config, solver), key, config, progress)
             for name, build in C.builders(PANELS, config.panels).items()}
@@ -163,8 +179,7 @@ def check_claims(results: dict[str, C.PanelResult],
     """Fig. 1's claims on each panel: the method competitive with the best tuned baseline, its
     regret sublinear, the DT variants close to each other and competitive with it."""
     claims = []
-    names = {"linear": "Lin-ES", "logistic": "GLM-ES"}
-    for name, result in results.items():
+    for result in results.values():
         title, es_label = f"the {result.panel.title}", result.panel.reference
         es, kinds = result.curves[es_label], result.kinds
         baselines = {k: r for k, r in result.curves.items() if kinds[k] == "baseline"}
@@ -173,7 +188,7 @@ def check_claims(results: dict[str, C.PanelResult],
         for variant in (k for k, kind in kinds.items() if kind == "variant"):
             text = C.not_worse(result.curves[variant], baselines[base_label])[1]
             evidence += f"; diagnostic {variant}: {text.split(',')[0]}"
-        claims.append((f"[{figure}] {names.get(name, es_label)} is competitive with the best "
+        claims.append((f"[{figure}] {es_label} is competitive with the best "
                        f"tuned baseline on {title} (not clearly worse)", ok,
                        f"{es_label} vs {base_label}: {evidence}"))
         ratio = slope_ratio(es, result.panel.warmup)
@@ -200,9 +215,8 @@ def main(argv: Sequence[str] | None = None, *, name: str = NAME, title: str = TI
         for ax, res in zip(axes[0], results.values(), strict=True):
             C.draw_curves(ax, res.curves, res.kinds, f"{res.panel.title} (d = {config.dim}, "
                           f"K = {config.num_arms})", res.panel.warmup)
-        intro = (f"GLM solver `{solver}`, d = {config.dim}, K = {config.num_arms}, T = "
-                 f"{config.horizon}, {config.num_runs} instances, tau = {config.warmup}, DT "
-                 f"T_0 in {list(config.first_epochs)}. Sun et al. 2025, {figure}. " + C.RULES)
+        intro = (f"{setup(config, solver)}, DT T_0 in {list(config.first_epochs)}. Sun et al. "
+                 f"2025, {figure}. " + C.RULES)
         return C.Page(fig, [panel_table(res, config) for res in results.values()],
                       check_claims(results, figure), intro,
                       {"results": results, "config": config, "solver": solver})

@@ -36,51 +36,33 @@ ABLATIONS = {"m": ("active_members", "m", 10), "lambda": ("reg", "lambda", 1.0),
 
 
 @dataclasses.dataclass(frozen=True)
-class Config:
-    """Sizes of one scale: the logistic bandit's d and K, T, instances, tau; the grids of panels
-    (a), (b) and (c) (each holds the baseline 10, 1 and 0.1); runner options."""
+class Config(fig1.Sizes):
+    """``anytime_fig1``'s sizes and the grids of panels (a), (b) and (c) (each holds the
+    baseline 10, 1 and 0.1)."""
 
-    dim: int
-    num_arms: int
-    horizon: int
-    num_runs: int
-    warmup: int
     sizes: tuple[int, ...] = (5, 10, 20, 50)
     regs: tuple[float, ...] = (0.001, 0.1, 1.0, 10.0, 100.0)
     perturbs: tuple[float, ...] = (0.001, 0.01, 0.1, 1.0, 10.0)
-    chunk_size: int = 500
-    num_records: int = 60
 
     def grid(self, ablation: str) -> tuple:
         return {"m": self.sizes, "lambda": self.regs, "sigma_R": self.perturbs}[ablation]
 
 
-SCALES = {
-    "tiny": Config(dim=3, num_arms=5, horizon=60, num_runs=4, warmup=10, sizes=(5, 10),
-                   regs=(0.001, 1.0, 100.0), perturbs=(0.001, 0.1, 10.0), chunk_size=60,
-                   num_records=20),
-    # not on the command line: the sizes of notebooks/anytime_glm.ipynb
-    "notebook": Config(dim=8, num_arms=16, horizon=1000, num_runs=8, warmup=100,
-                       sizes=(5, 10, 20), regs=(0.001, 1.0, 100.0), perturbs=(0.001, 0.1, 10.0),
-                       num_records=40),
-    "small": Config(dim=10, num_arms=20, horizon=2000, num_runs=10, warmup=200),
-    "paper": Config(dim=20, num_arms=50, horizon=10_000, num_runs=10, warmup=500,
-                    chunk_size=1000, num_records=100),
-}
+LAWS = {"regs": (0.001, 1.0, 100.0), "perturbs": (0.001, 0.1, 10.0)}
+SCALES = fig1.make_scales(Config, tiny={"sizes": (5, 10), **LAWS},
+                          notebook={"sizes": (5, 10, 20), **LAWS})
 
 
 def run(config: Config, key, solver: str = "gd",
         progress: bool | None = False) -> dict[str, dict]:
     """``{ablation: {value: Result}}``: one ``jb.sweep`` per ablation around GLM-ES."""
+    options = C.config_options(config, (config.warmup, *C.checkpoints(config.horizon,
+                                                                      config.warmup)), progress)
     out = {}
     for ablation, (field, _, _) in ABLATIONS.items():
         values = config.grid(ablation)
         agent = fig1.glm_es(config.warmup, solver, max(config.sizes) if ablation == "m" else 10)
-        options = C.run_options(config.horizon, config.chunk_size, config.num_records,
-                                include=(config.warmup, *C.checkpoints(config.horizon,
-                                                                       config.warmup)),
-                                progress=progress)
-        results = jb.sweep(fig1.log_env(config), agent, key, {field: list(values)},
+        results = jb.sweep(fig1.bandit(config), agent, key, {field: list(values)},
                            config.horizon, config.num_runs, **options)
         out[ablation] = dict(zip(values, results.values(), strict=True))
     return out
@@ -106,24 +88,24 @@ def ablation_table(ablation: str, by_value: dict, config: Config) -> C.Table:
     base = ABLATIONS[ablation][2]
     reference = C.final_regret(by_value[base])
     w1, w2, _ = C.checkpoints(config.horizon, config.warmup)
-    table = C.Table(
+
+    def row(value, result):
+        final = C.final_regret(result)
+        return (value_label(ablation, value) + (" *" if value == base else ""), C.fmt_ci(final),
+                C.sd_text(final), "—" if value == base else C.fmt_ci(final - reference),
+                f"{early_regret(result, config.warmup).mean():.1f}",
+                f"{1000 * late_slope(result, config.warmup).mean():.2f}")
+
+    return C.table(
         f"({'abc'[list(ABLATIONS).index(ablation)]}) {ABLATIONS[ablation][1]}: final regret at "
         f"T = {config.horizon}",
         ["setting", "final regret (mean ± 95% CI)", "sd over runs", "gap to baseline (paired)",
          f"early regret (t = {config.warmup}..{w1})", f"late slope x1000 (t > {w2})"],
-        note=(f"Logistic bandit, d = {config.dim}, K = {config.num_arms}, {config.num_runs} "
-              f"instances (common random numbers), tau = {config.warmup}; other settings at the "
-              "baseline m = 10, lambda = 1, sigma_R = 0.1 (marked *). Early regret: mean over "
-              "the first 20% of the rounds after the warm-up; late slope: mean regret per round "
-              "over the last 20%."))
-    for value, result in by_value.items():
-        final = C.final_regret(result)
-        table.add(value_label(ablation, value) + (" *" if value == base else ""),
-                  C.fmt_ci(final), f"{final.std(ddof=1) if final.size > 1 else 0.0:.1f}",
-                  "—" if value == base else C.fmt_ci(final - reference),
-                  f"{early_regret(result, config.warmup).mean():.1f}",
-                  f"{1000 * late_slope(result, config.warmup).mean():.2f}")
-    return table
+        [row(value, result) for value, result in by_value.items()],
+        f"Logistic bandit, d = {config.dim}, K = {config.num_arms}, {config.num_runs} instances "
+        f"(common random numbers), tau = {config.warmup}; other settings at the baseline m = 10, "
+        "lambda = 1, sigma_R = 0.1 (marked *). Early regret: mean over the first 20% of the "
+        "rounds after the warm-up; late slope: mean regret per round over the last 20%.")
 
 
 def check_claims(results: dict[str, dict], config: Config) -> list[tuple[str, bool | None, str]]:
@@ -194,11 +176,9 @@ def main(argv: Sequence[str] | None = None) -> C.Report:
     def body(r: C.Run) -> C.Page:
         config, solver = r.config, r.args.solver
         results = run(config, r.key, solver, r.progress)
-        intro = (f"GLM solver `{solver}`, d = {config.dim}, K = {config.num_arms}, T = "
-                 f"{config.horizon}, {config.num_runs} instances, tau = {config.warmup}.")
         return C.Page(draw(results, config),
                       [ablation_table(a, by_value, config) for a, by_value in results.items()],
-                      check_claims(results, config), intro,
+                      check_claims(results, config), fig1.setup(config, solver) + ".",
                       {"results": results, "config": config, "solver": solver})
 
     return C.script(NAME, TITLE, SCALES, argv, body, doc=__doc__, options=fig1.OPTIONS)

@@ -31,35 +31,18 @@ TITLE = "Anytime ensemble sampling, Figure 3: the doubling trick's growth b and 
 
 
 @dataclasses.dataclass(frozen=True)
-class Config:
-    """Sizes of one scale: the logistic bandit's d and K, T, instances, tau; the b grid (holds
-    :data:`GOLDEN_GROWTH`), the T_0 grid, the T_0 of panel (b) (the closest in the grid);
-    runner options."""
+class Config(fig1.Sizes):
+    """``anytime_fig1``'s sizes, the b grid (holds :data:`GOLDEN_GROWTH`), the T_0 grid and
+    the T_0 of panel (b) (the closest in the grid)."""
 
-    dim: int
-    num_arms: int
-    horizon: int
-    num_runs: int
-    warmup: int
     growths: tuple[float, ...] = (1.5, 2.0, GOLDEN_GROWTH, 4.0)
     first_epochs: tuple[int, ...] = (50, 100, 300, 1000)
     curve_epoch: int = 100
-    chunk_size: int = 500
-    num_records: int = 60
 
 
-SCALES = {
-    "tiny": Config(dim=3, num_arms=5, horizon=60, num_runs=4, warmup=10,
-                   growths=(1.5, GOLDEN_GROWTH, 4.0), first_epochs=(5, 10), curve_epoch=10,
-                   chunk_size=60, num_records=20),
-    # not on the command line: the sizes of notebooks/anytime_glm.ipynb
-    "notebook": Config(dim=8, num_arms=16, horizon=1000, num_runs=8, warmup=100,
-                       growths=(1.5, GOLDEN_GROWTH, 4.0), first_epochs=(100, 300),
-                       num_records=40),
-    "small": Config(dim=10, num_arms=20, horizon=2000, num_runs=10, warmup=200),
-    "paper": Config(dim=20, num_arms=50, horizon=10_000, num_runs=10, warmup=500,
-                    chunk_size=1000, num_records=100),
-}
+SCALES = fig1.make_scales(
+    Config, tiny={"growths": (1.5, GOLDEN_GROWTH, 4.0), "first_epochs": (5, 10), "curve_epoch": 10},
+    notebook={"growths": (1.5, GOLDEN_GROWTH, 4.0), "first_epochs": (100, 300)})
 
 
 def curve_epoch(config: Config) -> int:
@@ -79,52 +62,49 @@ def run(config: Config, key, solver: str = "gd",
     marks = sorted(t for t in boundaries
                    if any(t in doubling_boundaries(curve_epoch(config), b, config.horizon)
                           for b in config.growths))
-    options = C.run_options(config.horizon, config.chunk_size, config.num_records,
-                            include=marks[: config.num_records // 2], progress=progress)
+    options = C.config_options(config, marks[: config.num_records // 2], progress)
     grid = {"first_epoch": list(config.first_epochs), "growth": list(config.growths)}
-    results = jb.sweep(fig1.log_env(config), fig1.glm_es_dt(config.warmup, solver), key, grid,
+    results = jb.sweep(fig1.bandit(config), fig1.glm_es_dt(config.warmup, solver), key, grid,
                        config.horizon, config.num_runs, **options)
     points = itertools.product(config.first_epochs, config.growths)
     return dict(zip(points, results.values(), strict=True))
 
 
+def t0_table(config: Config, title: str, columns: list[str], cells, note: str = "") -> C.Table:
+    """A row per T_0: ``cells(T_0)``."""
+    return C.table(title, ["T_0", *columns],
+                   [(f"T_0 = {t0}", *cells(t0)) for t0 in config.first_epochs], note)
+
+
 def grid_table(results, config: Config) -> C.Table:
-    table = C.Table(
-        f"Final regret of GLM-ES-DT at T = {config.horizon} (mean ± 95% CI)",
-        ["T_0"] + [f"b = {b:.4g}" for b in config.growths] + ["restarts at b = 2.618"],
-        note=(f"Logistic bandit, d = {config.dim}, K = {config.num_arms}, {config.num_runs} "
-              f"instances (common random numbers), tau = {config.warmup} per epoch (min(tau, "
-              "L_e)). Restarts: the boundaries T_e < T."))
-    for t0 in config.first_epochs:
+    def cells(t0):
         bounds = [int(t) for t in doubling_boundaries(t0, golden(config), config.horizon)
                   if t < config.horizon]
-        table.add(f"T_0 = {t0}",
-                  *[C.fmt_ci(C.final_regret(results[(t0, b)])) for b in config.growths],
-                  ", ".join(map(str, bounds)) or "none")
-    return table
+        return [*[C.fmt_ci(C.final_regret(results[(t0, b)])) for b in config.growths],
+                ", ".join(map(str, bounds)) or "none"]
+
+    return t0_table(
+        config, f"Final regret of GLM-ES-DT at T = {config.horizon} (mean ± 95% CI)",
+        [f"b = {b:.4g}" for b in config.growths] + ["restarts at b = 2.618"], cells,
+        f"Logistic bandit, d = {config.dim}, K = {config.num_arms}, {config.num_runs} instances "
+        f"(common random numbers), tau = {config.warmup} per epoch (min(tau, L_e)). Restarts: "
+        "the boundaries T_e < T.")
 
 
 def gap_table(results, config: Config) -> C.Table:
     g = golden(config)
     others = [b for b in config.growths if b != g]
-    table = C.Table(
-        "Paired gap to b = 2.618 (final regret, mean ± 95% CI)",
-        ["T_0"] + [f"b = {b:.4g} minus b = 2.618" for b in others],
-        note="Positive: worse than the golden growth. Run by run (common random numbers).")
-    for t0 in config.first_epochs:
-        base = C.final_regret(results[(t0, g)])
-        table.add(f"T_0 = {t0}",
-                  *[C.fmt_ci(C.final_regret(results[(t0, b)]) - base) for b in others])
-    return table
+    return t0_table(config, "Paired gap to b = 2.618 (final regret, mean ± 95% CI)",
+                    [f"b = {b:.4g} minus b = 2.618" for b in others],
+                    lambda t0: [C.fmt_ci(C.final_regret(results[(t0, b)])
+                                         - C.final_regret(results[(t0, g)])) for b in others],
+                    "Positive: worse than the golden growth. Run by run (common random numbers).")
 
 
 def factor_table(config: Config) -> C.Table:
-    table = C.Table("Regret factor l(1/2, 3/2, T_0, b) of Lemma E.1 (theory)",
-                    ["T_0"] + [f"b = {b:.4g}" for b in config.growths])
-    for t0 in config.first_epochs:
-        table.add(f"T_0 = {t0}", *[f"{doubling_regret_factor(t0, b):.3f}"
-                                   for b in config.growths])
-    return table
+    return t0_table(config, "Regret factor l(1/2, 3/2, T_0, b) of Lemma E.1 (theory)",
+                    [f"b = {b:.4g}" for b in config.growths],
+                    lambda t0: [f"{doubling_regret_factor(t0, b):.3f}" for b in config.growths])
 
 
 def check_claims(results, config: Config) -> list[tuple[str, bool | None, str]]:
@@ -188,11 +168,9 @@ def main(argv: Sequence[str] | None = None) -> C.Report:
     def body(r: C.Run) -> C.Page:
         config, solver = r.config, r.args.solver
         results = run(config, r.key, solver, r.progress)
-        intro = (f"GLM solver `{solver}`, d = {config.dim}, K = {config.num_arms}, T = "
-                 f"{config.horizon}, {config.num_runs} instances, tau = {config.warmup}.")
         return C.Page(draw(results, config), [grid_table(results, config),
                                               gap_table(results, config), factor_table(config)],
-                      check_claims(results, config), intro,
+                      check_claims(results, config), fig1.setup(config, solver) + ".",
                       {"results": results, "config": config, "solver": solver})
 
     return C.script(NAME, TITLE, SCALES, argv, body, doc=__doc__, options=fig1.OPTIONS)

@@ -163,14 +163,13 @@ def draw_lines(ax, ratios: dict[int, np.ndarray], title: str, config: Config) ->
 def problem_table(problem: Problem, runs: dict[int, dict[tuple, Result]], ts: Result,
                   config: Config) -> C.Table:
     sizes = sorted(runs)
-    table = C.Table(f"Final regret at T = {config.horizon}: {problem.label}",
-                    ["reference / perturbation"] + [f"M = {m}" for m in sizes],
-                    note=(f"Mean ± 95% CI over {config.num_runs} runs (common random numbers "
-                          "across pairs, sizes and TS)."))
-    for pair in config.pairs:
-        table.add(pair_label(pair), *[C.fmt_ci(C.final_regret(runs[m][pair])) for m in sizes])
-    table.add(TS_LABEL, *[C.fmt_ci(C.final_regret(ts))] * len(sizes))
-    return table
+    return C.table(f"Final regret at T = {config.horizon}: {problem.label}",
+                   ["reference / perturbation"] + [f"M = {m}" for m in sizes],
+                   [(pair_label(pair), *[C.fmt_ci(C.final_regret(runs[m][pair])) for m in sizes])
+                    for pair in config.pairs] + [(TS_LABEL, *[C.fmt_ci(C.final_regret(ts))]
+                                                  * len(sizes))],
+                   f"Mean ± 95% CI over {config.num_runs} runs (common random numbers across "
+                   "pairs, sizes and TS).")
 
 
 def above_zero(values: np.ndarray) -> bool:
@@ -190,10 +189,10 @@ def check_claims(problem: Problem, runs, ts: Result, config: Config):
         # per run, each reference's regret averaged over the perturbations
         by_ref = {r: np.mean([final[m][(r, p)] for p in perts], axis=0) for r in refs}
         gaps = {r: C.mean_ci(by_ref["gaussian"] - by_ref[r]) for r in refs if r != "gaussian"}
-        verdict = (False if any(g - h > 0 for g, h in gaps.values())
-                   else True if all(g < 0 for g, _ in gaps.values()) else None)
         claims.append((f"{tag} at M = {m} the Gaussian reference is the best reference "
-                       "(regret averaged over the perturbations)", verdict,
+                       "(regret averaged over the perturbations)",
+                       C.decide(all(g < 0 for g, _ in gaps.values()),
+                                any(g - h > 0 for g, h in gaps.values())),
                        "means " + ", ".join(f"{LAW_NAMES[r]} {v.mean():.0f}"
                                             for r, v in by_ref.items())
                        + "; paired Gaussian - other: "
@@ -220,8 +219,7 @@ def check_claims(problem: Problem, runs, ts: Result, config: Config):
         gaps = [C.paired_gap(cc, final[m][("gaussian", p)]) for p in perts]
         claims.append((f"{tag} at M = {m} Coordinate/Coordinate is clearly worse than every "
                        "Gaussian-reference pair (paired 95% CI above 0)",
-                       True if all(g - h > 0 for g, h in gaps)
-                       else False if any(g + h < 0 for g, h in gaps) else None,
+                       C.decide(all(g - h > 0 for g, h in gaps), any(g + h < 0 for g, h in gaps)),
                        "paired gaps vs Gaussian / " + ", ".join(
                            f"{LAW_NAMES[p]} {g:+.0f} ± {h:.0f}"
                            for p, (g, h) in zip(perts, gaps, strict=True))))
@@ -243,8 +241,7 @@ def check_claims(problem: Problem, runs, ts: Result, config: Config):
 
 def body(r: C.Run) -> C.Page:
     config = r.config
-    options = C.run_options(config.horizon, config.chunk_size, config.num_records,
-                            progress=r.progress)
+    options = C.config_options(config, progress=r.progress)
     results, ts_results, tables, claims = {}, {}, [], []
     for problem in config.problems:
         env = problem.make()

@@ -33,28 +33,26 @@ from jaxbandits import Result
 
 NAME = "ensemble_pp_fig2"
 TITLE = "Ensemble++ Figure 2: regret against ensemble size M, and the M that matches TS"
+
+
+def _agent(name: str, **laws: str):
+    return lambda m, reg, noise: jb.make_agent(name, ensemble_size=m, reg=reg, noise_std=noise,
+                                               **laws)
+
+
 #: label -> (description, the library agent ``(M, reg, noise_std) -> Agent``)
-VARIANTS = {
-    "ES++": ("Ensemble++ (Gaussian ref., Sphere pert.)",
-             lambda m, reg, noise: jb.make_agent("ensemble-pp", ensemble_size=m, reg=reg,
-                                                 noise_std=noise, reference="gaussian",
-                                                 perturbation="sphere")),
-    "ES": ("ES (Coordinate ref., Sphere pert.)",
-           lambda m, reg, noise: jb.make_agent("ensemble-pp", ensemble_size=m, reg=reg,
-                                               noise_std=noise, reference="coordinate",
-                                               perturbation="sphere")),
-    "ES (Lu-VR)": ("ensemble sampling (Lu & Van Roy)",
-                   lambda m, reg, noise: jb.make_agent("ensemble-sampling", ensemble_size=m,
-                                                       reg=reg, noise_std=noise)),
-}
+VARIANTS = {"ES++": ("Ensemble++ (Gaussian ref., Sphere pert.)",
+                     _agent("ensemble-pp", reference="gaussian", perturbation="sphere")),
+            "ES": ("ES (Coordinate ref., Sphere pert.)",
+                   _agent("ensemble-pp", reference="coordinate", perturbation="sphere")),
+            "ES (Lu-VR)": ("ensemble sampling (Lu & Van Roy)", _agent("ensemble-sampling"))}
 TS_LABEL = "TS (exact)"
 
 
 @dataclasses.dataclass(frozen=True)
 class Config:
-    """Sizes of one scale: d and K of panels (a) and (c), T and runs of every point, the M grid
-    (ascending), the variants of panel (a), the d and K grids of panel (b), the matching
-    tolerance (a fraction of T), the M of panel (c), runner options."""
+    """Sizes of one scale: d, K, T, runs and the M grid (ascending) of panel (a), panel (b)'s d
+    and K grids, the matching tolerance (a fraction of T), panel (c)'s M, runner options."""
 
     dim: int
     num_arms: int
@@ -97,8 +95,7 @@ class Runner:
 
     def __init__(self, config: Config, key, progress: bool | None = None, log=None, cache=None):
         self.config = config
-        self.options = C.run_options(config.horizon, config.chunk_size, config.num_records,
-                                     progress=progress)
+        self.options = C.config_options(config, progress=progress)
         self.runs = C.Runner(key, cache=cache, progress=progress, log=log)
 
     def ts(self, dim: int, num_arms: int) -> Result:
@@ -171,18 +168,16 @@ def draw_minimal_size(ax, minimal: dict[tuple[int, int], int | None], config: Co
 
 def size_table(curves, ts: Result, config: Config) -> C.Table:
     ts_final = C.final_regret(ts)
-    table = C.Table(
+    return C.table(
         f"Final regret at T = {config.horizon} against M (d = {config.dim}, K = {config.num_arms})",
         ["M"] + [VARIANTS[v][0] for v in curves] + ["gap ES++ - TS (paired)"],
-        note=(f"Mean ± 95% CI over {config.num_runs} runs; the gap is the run-by-run difference "
-              f"(common random numbers). Matching tolerance 0.02 T = "
-              f"{config.tolerance * config.horizon:g}."))
-    for m in config.sizes:
-        gap = ("—" if "ES++" not in curves else
-               C.fmt_ci(C.final_regret(curves["ES++"][m]) - ts_final))
-        table.add(f"M = {m}", *[C.fmt_ci(C.final_regret(curves[v][m])) for v in curves], gap)
-    table.add(TS_LABEL, *([C.fmt_ci(ts_final)] + ["—"] * (len(curves) - 1)), "0")
-    return table
+        [(f"M = {m}", *[C.fmt_ci(C.final_regret(curves[v][m])) for v in curves],
+          "—" if "ES++" not in curves else C.fmt_ci(C.final_regret(curves["ES++"][m]) - ts_final))
+         for m in config.sizes] + [(TS_LABEL, C.fmt_ci(ts_final), *["—"] * (len(curves) - 1),
+                                    "0")],
+        f"Mean ± 95% CI over {config.num_runs} runs; the gap is the run-by-run difference "
+        f"(common random numbers). Matching tolerance 0.02 T = "
+        f"{config.tolerance * config.horizon:g}.")
 
 
 def minimal_table(runner: Runner, minimal, gaps, config: Config) -> C.Table:

@@ -37,7 +37,7 @@ import functools
 import itertools
 import math
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import jax
@@ -71,15 +71,11 @@ GROWTH, STEADY = 1.5, 1.3  # App. F.2: late / early cost >= 1.5 for LMC-TS, <= 1
 
 @dataclasses.dataclass(frozen=True)
 class Config:
-    """Sizes of one scale. ``horizon`` / ``num_runs``: the quadratic and Neural tasks; ``sizes``:
-    Figs. 1 / 10's M (holding ``ensemble_size``, every other panel's M); ``agents``,
-    ``param_tasks``, ``tasks``: Figs. 1 / 3's; ``shuttle_*``, ``lmc_*`` (App. F.2; lmc_block_runs
-    1 on a multi-core CPU, where LMC-TS's nested loops in multi-run blocks grew the memory to 18
-    GB at T = 2,000), ``mod_*`` (moderation; its transformer ``lm_*``), ``long_*`` (T = 10^5;
-    None: not run): the other panels' sizes; ``quad_env`` / ``neural_env`` / ``vector_env``,
-    ``agent_overrides`` / ``lmc_overrides``: ``((field, value), ...)`` for the tests' tiny sizes;
-    ``pool_*`` (Fig. 4), ``buffer*`` (Fig. 11), the laws (Fig. 14, each first one the default);
-    ``blocks``: blocks a point's runs are split into (results depend on it, not on devices)."""
+    """Sizes of one scale: T and runs of each task, M (``sizes``: Figs. 1 / 10's), pools,
+    buffers and laws (each first one the default), the transformer of moderation (``lm_*``),
+    ``long_*`` (T = 10^5; None: not run), the tests' overrides ``((field, value), ...)`` and
+    ``blocks`` a point's runs are split into (results depend on it, not on devices);
+    ``lmc_block_runs`` 1 on a CPU (LMC-TS in multi-run blocks grew to 18 GB at T = 2,000)."""
 
     horizon: int
     num_runs: int
@@ -127,9 +123,8 @@ class Config:
 
 _TINY_ENV = (("dim", 6), ("pool_size", 30), ("num_arms", 5))
 SCALES = {
-    # tiny: the smoke test's sizes: ES++, Greedy and random on a tiny quadratic (Figs. 1, 4, 11
-    # and 14 at their shared default point only), ES++ and LMC-TS on a 4-dimensional
-    # vector-quadratic (run and timed), ES++ on 50 posts: eight programs in all
+    # tiny: the smoke test's: ES++, Greedy, random on a tiny quadratic (Figs. 1, 4, 11, 14 at
+    # their shared default point), ES++ and LMC-TS run and timed, ES++ on 50 posts: 8 programs
     "tiny": Config(horizon=40, num_runs=2, sizes=(2,), ensemble_size=2,
                    agents=("ES++", "Greedy"), param_tasks=("quadratic",),
                    tasks=("quadratic",), shuttle_horizon=40, shuttle_runs=2,
@@ -171,9 +166,8 @@ SCALES = {
 
 @dataclasses.dataclass(frozen=True)
 class Task:
-    """An environment of the reproduction (``key``: quadratic, neural, shuttle, vector,
-    moderation or long, the quadratic at the paper's horizon) with its preset, T, runs and the
-    head's outputs C."""
+    """A task (quadratic, neural, shuttle, vector, moderation; long: the quadratic at the
+    paper's horizon): its preset, T, runs and the head's outputs C."""
 
     key: str
     title: str
@@ -204,10 +198,9 @@ def make_tasks(config: Config) -> dict[str, Task]:
 
 
 def make_env(task: Task, config: Config):
-    """The environment of ``task``: the authors' instance at their sizes, their recipe at the
-    tests' sizes; the quadratic precomputes the authors' subset sequence for its longest T."""
+    """The authors' instance at their sizes, their recipe at the tests' (``*_env`` set)."""
     instance = {True: "authors_recipe", False: "authors"}
-    if task.key in ("quadratic", "long"):
+    if task.key in ("quadratic", "long"):  # the authors' subset sequence for the longest T
         return jb.make_env("quadratic-pool", instance=instance[bool(config.quad_env)],
                            authors_rounds=max(config.horizon, config.long_horizon or 0),
                            **dict(config.quad_env))
@@ -223,8 +216,8 @@ def make_env(task: Task, config: Config):
 
 
 def make_agent(label: str, task: Task, config: Config, env=None):
-    """A neural index agent with the task's preset (resolved, so a swept field at its preset
-    value is the same program), LMC-TS with the whole horizon in its buffer, or random."""
+    """A neural index agent with the task's preset (resolved: a swept field at its preset value
+    is the same program), LMC-TS with the whole horizon in its buffer, or random."""
     if label == RANDOM:
         return jb.make_agent("random")
     if label == LMC:
@@ -243,12 +236,11 @@ def make_agent(label: str, task: Task, config: Config, env=None):
 
 
 class Runner:
-    """The tasks' environments and agents, run through :class:`framework.Runner` (common random
-    numbers, each point once): :meth:`results` runs one agent on one task at the values of one
-    field (``"env.<name>"`` for an environment field), the others fixed."""
+    """The tasks' environments and agents, each point run once by :class:`framework.Runner`
+    (common random numbers)."""
 
     def __init__(self, config: Config, key: jax.Array, progress: bool | None = False,
-                 log: Callable[[str], None] | None = None, cache=None):
+                 log=None, cache=None):
         self.config, self.key, self.progress = config, key, progress
         self.tasks = make_tasks(config)
         self.log = log or (lambda message: None)
@@ -275,12 +267,11 @@ class Runner:
         return {**C.run_options(t.horizon, self.config.chunk_size, self.config.num_records,
                                 include=marks, progress=self.progress), "block_runs": block_runs}
 
-    def results(self, task: str, label: str, field: str | None = None,
-                values: Sequence[Any] = (None,), fixed: Mapping[str, Any] | None = None
-                ) -> list[Result]:
-        """``label`` on ``task`` at each of ``values`` of ``field`` (None: the agent itself),
-        with ``fixed`` fields set; one Result per value."""
-        t, fixed, start = self.tasks[task], dict(fixed or {}), time.perf_counter()
+    def grid(self, task: str, label: str, field: str | None, values: Sequence[Any] = (None,),
+             **fixed: Any) -> dict[Any, Result]:
+        """``{value: Result}``: ``label`` on ``task`` at each value of ``field`` (None: the
+        agent itself; ``"env.<name>"``: an environment field), ``fixed`` fields set."""
+        t, start = self.tasks[task], time.perf_counter()
         env_fields = {n[4:]: v for n, v in fixed.items() if n.startswith("env.")}
         agent_fields = {n: v for n, v in fixed.items() if not n.startswith("env.")}
         env = self.env(task).replace(**env_fields) if env_fields else self.env(task)
@@ -296,15 +287,11 @@ class Runner:
         self.log(f"{task} (T = {t.horizon}, {t.num_runs} runs): {what}: compile "
                  f"{sum(r.compile_time for r in results):.1f} s, total "
                  f"{time.perf_counter() - start:.1f} s")
-        return results
+        return dict(zip(values, results, strict=True))
 
     def one(self, task: str, label: str, **fields: Any) -> Result:
         """``label`` on ``task`` with ``fields`` set (one point)."""
-        return self.results(task, label, fixed=fields)[0]
-
-    def grid(self, task: str, label: str, field: str, values: Sequence[Any],
-             **fixed: Any) -> dict[Any, Result]:
-        return dict(zip(values, self.results(task, label, field, values, fixed), strict=True))
+        return self.grid(task, label, None, **fields)[None]
 
 
 def late_start(horizon: int) -> int:
@@ -314,17 +301,15 @@ def late_start(horizon: int) -> int:
 
 @functools.cache
 def _timed_programs():
-    """``jb.runner.init`` / ``play_chunk`` jitted for one unbatched run (cached: a second call,
-    from the notebook, reuses the programs)."""
+    """``jb.runner.init`` / ``play_chunk`` jitted for one unbatched run (cached)."""
     return (jax.jit(jb.runner.init, static_argnames="num_slots"),
             jax.jit(jb.runner.play_chunk, static_argnames="length", donate_argnums=2))
 
 
 def round_costs(env, agent, key: jax.Array, horizon: int, chunk: int) -> dict[str, Any]:
-    """Wall time per round of run 0 of ``jb.simulate(env, agent, key, horizon)`` against t:
-    played by the runner's round function in chunks of ``chunk`` rounds, each timed (a first
-    call that plays no round compiles). ``{"steps": each chunk's last round, "ms": ms per round,
-    "regret": the run's final cumulative regret}``."""
+    """Wall time per round of run 0 of ``jb.simulate(env, agent, key, horizon)`` against t, by
+    the runner's round function in timed chunks (after a compiling call that plays no round):
+    ``{"steps": each chunk's last round, "ms": ms per round, "regret": final regret}``."""
     init, play = _timed_programs()
     chunk = max(1, min(chunk, horizon))
     steps, end = jnp.asarray([horizon], jnp.int32), jnp.int32(horizon)
@@ -333,8 +318,8 @@ def round_costs(env, agent, key: jax.Array, horizon: int, chunk: int) -> dict[st
     ends, ms = [], []
     for start in range(0, horizon, chunk):
         t0 = time.perf_counter()
-        carry = play(env, agent, carry, jnp.int32(start), end, steps, length=chunk)
-        jax.block_until_ready(carry)
+        carry = jax.block_until_ready(play(env, agent, carry, jnp.int32(start), end, steps,
+                                           length=chunk))
         ends.append(min(start + chunk, horizon))
         ms.append(1e3 * (time.perf_counter() - t0) / (ends[-1] - start))
     return {"steps": np.asarray(ends), "ms": np.asarray(ms),
@@ -352,27 +337,27 @@ def index_agents(config: Config) -> list[str]:
 
 def run_params(runner: Runner) -> dict[str, dict[str, dict[int, Result]]]:
     """Figs. 1 / 10: ``{task: {label: {M: Result}}}``."""
-    config = runner.config
-    return {task: {label: runner.grid(task, label, "ensemble_size", config.sizes)
-                   for label in index_agents(config)} for task in config.param_tasks}
+    return {task: {label: runner.grid(task, label, "ensemble_size", runner.config.sizes)
+                   for label in index_agents(runner.config)}
+            for task in runner.config.param_tasks}
 
 
-def run_comparison(runner: Runner, tasks: Sequence[str] | None = None
-                   ) -> dict[str, dict[str, Result]]:
+def run_comparison(runner: Runner) -> dict[str, dict[str, Result]]:
     """Fig. 3: ``{task: {label: Result}}``, the agents at M = ``ensemble_size`` and random."""
     return {task: {label: runner.one(task, label) for label in (*runner.config.agents, RANDOM)}
-            for task in (runner.config.tasks if tasks is None else tasks)}
+            for task in runner.config.tasks}
 
 
 def run_long(runner: Runner) -> dict[str, Result] | None:
     """The quadratic at ``long_horizon`` (None when the scale has none)."""
-    if "long" not in runner.tasks:
-        return None
-    return {label: runner.one("long", label) for label in (*runner.config.long_agents, RANDOM)}
+    if "long" in runner.tasks:
+        return {label: runner.one("long", label)
+                for label in (*runner.config.long_agents, RANDOM)}
+    return None
 
 
 def run_pools(runner: Runner) -> dict[int, dict[int, Result]]:
-    """Fig. 4: ``{pool size: {M: Result}}`` for ES++ on the quadratic (the authors' recipe at
+    """Fig. 4: ``{pool size: {M: Result}}``, ES++ on the quadratic (the authors' recipe at
     other pool sizes)."""
     out, env = {}, runner.env("quadratic")
     for pool in runner.config.pool_sizes:
@@ -388,15 +373,13 @@ def run_pools(runner: Runner) -> dict[int, dict[int, Result]]:
 
 def run_buffers(runner: Runner) -> dict[int, Result]:
     """Fig. 11: ``{C: Result}`` for ES++ on ``buffer_task``."""
-    config = runner.config
-    return runner.grid(config.buffer_task, "ES++", "buffer_size", config.buffers)
+    return runner.grid(runner.config.buffer_task, "ES++", "buffer_size", runner.config.buffers)
 
 
 def run_ablations(runner: Runner) -> dict[str, dict[str, Result]]:
-    """Fig. 14: ``{ablation: {law: Result}}`` for ES++ on the quadratic, one law at a time."""
-    config = runner.config
-    laws = {"update": config.updates, "reference": config.references,
-            "perturbation": config.perturbations}
+    """Fig. 14: ``{ablation: {law: Result}}``, ES++ on the quadratic, one law at a time."""
+    c = runner.config
+    laws = {"update": c.updates, "reference": c.references, "perturbation": c.perturbations}
     return {name: runner.grid("quadratic", "ES++", field, laws[name])
             for name, field, _ in ABLATIONS}
 
@@ -481,11 +464,10 @@ def group_verdict(finals: Mapping[str, np.ndarray], good: Sequence[str],
         return None, "only one group was run"
     worst_good = max(good, key=lambda g: finals[g].mean())
     best_bad = min(bad, key=lambda b: finals[b].mean())
-    contradicted = any(C.lower(finals[g], finals[b]) is False for g in good for b in bad)
-    verdict = True if finals[worst_good].mean() < finals[best_bad].mean() else (
-        False if contradicted else None)
-    return verdict, (f"worst of {good}: {worst_good} {finals[worst_good].mean():.1f}; best of "
-                     f"{bad}: {best_bad} {finals[best_bad].mean():.1f}")
+    return C.decide(finals[worst_good].mean() < finals[best_bad].mean(),
+                    any(C.lower(finals[g], finals[b]) is False for g in good for b in bad)), (
+        f"worst of {good}: {worst_good} {finals[worst_good].mean():.1f}; best of "
+        f"{bad}: {best_bad} {finals[best_bad].mean():.1f}")
 
 
 def param_count(label: str, dim: int, config: Config, outputs: int, size: int) -> int:
@@ -495,50 +477,46 @@ def param_count(label: str, dim: int, config: Config, outputs: int, size: int) -
 
 def count_table(config: Config) -> C.Table:
     """The parameter counts at M = 8 for d = 100, D = 64, C = 1 (paper and trainable)."""
-    table = C.Table("Parameter counts at M = 8 (d = 100, D = 64, C = 1)",
-                    ["network", "paper count (incl. frozen prior)", "trainable (library)",
-                     "frozen (library)"],
-                    note="The paper's formulas (Appendix A.7.1; `jb.nets.paper_param_count`) "
-                         "and the library networks' own counts (`IndexNetwork(...).num_"
-                         "trainable` / `num_frozen`; our reading of App. A.7.1: the paper "
-                         "counts a base-head bias and EpiNet's output as M + C).")
-    for label in ("ES++", "EpiNet", "Ensemble+", "Greedy"):
-        net = jb.nets.IndexNetwork(HEADS[label], 100, ensemble_size=8)
-        table.add(label, f"{jb.nets.paper_param_count(HEADS[label], 100):,}",
-                  f"{net.num_trainable:,}", f"{net.num_frozen:,}")
-    return table
+    nets = {k: jb.nets.IndexNetwork(HEADS[k], 100, ensemble_size=8)
+            for k in ("ES++", "EpiNet", "Ensemble+", "Greedy")}
+    return C.table("Parameter counts at M = 8 (d = 100, D = 64, C = 1)",
+                   ["network", "paper count (incl. frozen prior)", "trainable (library)",
+                    "frozen (library)"],
+                   [(k, f"{jb.nets.paper_param_count(HEADS[k], 100):,}", f"{n.num_trainable:,}",
+                     f"{n.num_frozen:,}") for k, n in nets.items()],
+                   "The paper's formulas (Appendix A.7.1; `jb.nets.paper_param_count`) and the "
+                   "library networks' own counts (`IndexNetwork(...).num_trainable` / "
+                   "`num_frozen`; our reading of App. A.7.1: the paper counts a base-head bias "
+                   "and EpiNet's output as M + C).")
 
 
 def params_table(runner: Runner, params) -> C.Table:
-    config = runner.config
-    table = C.Table(f"Figs. 1 / 10: final regret at T = {config.horizon} against parameter count",
-                    ["agent, M"] + [f"{runner.tasks[t].short}: {c}" for t in params
-                                    for c in ("params", "R_T")],
-                    note=(f"Mean ± 95% CI over {config.num_runs} runs; parameter counts by the "
-                          f"paper's formulas (the backbone's {' x '.join(map(str, config.hidden))}"
-                          " MLP, C = 1 on the quadratic, 2 on the Neural task's classification "
-                          "head)."))
+    config, tasks = runner.config, runner.tasks
     dims = {task: runner.env(task).spec().dim for task in params}
-    for label in index_agents(config):
-        for m in config.sizes:
-            table.add(f"{label}, M = {m}", *[c for task, by_label in params.items() for c in (
-                f"{param_count(label, dims[task], config, runner.tasks[task].outputs, m):,}",
-                C.fmt_ci(C.final_regret(by_label[label][m])))])
-    return table
+    return C.table(
+        f"Figs. 1 / 10: final regret at T = {config.horizon} against parameter count",
+        ["agent, M"] + [f"{tasks[t].short}: {c}" for t in params for c in ("params", "R_T")],
+        [(f"{label}, M = {m}", *[c for task, by_label in params.items() for c in (
+            f"{param_count(label, dims[task], config, tasks[task].outputs, m):,}",
+            C.fmt_ci(C.final_regret(by_label[label][m])))])
+         for label in index_agents(config) for m in config.sizes],
+        f"Mean ± 95% CI over {config.num_runs} runs; parameter counts by the paper's formulas "
+        f"(the backbone's {' x '.join(map(str, config.hidden))} MLP, C = 1 on the quadratic, 2 "
+        "on the Neural task's classification head).")
 
 
 def comparison_table(runner: Runner, comparison) -> C.Table:
     tasks = [runner.tasks[t] for t in comparison]
-    table = C.Table("Fig. 3: final regret and regret per round over the last fifth of the rounds",
-                    ["agent"] + [c for t in tasks for c in (f"{t.short} R_T (T = {t.horizon})",
-                                                            f"{t.short} R/round, last fifth")],
-                    note=("Mean ± 95% CI over runs (" + ", ".join(
-                        f"{t.title}: {t.num_runs}" for t in tasks) + "). Presets: " + ", ".join(
-                        t.preset for t in tasks) + f"; M = {runner.config.ensemble_size}."))
-    for label in (*runner.config.agents, RANDOM):
-        table.add(label, *[c for by_label in comparison.values() for c in (
+    return C.table(
+        "Fig. 3: final regret and regret per round over the last fifth of the rounds",
+        ["agent"] + [c for t in tasks for c in (f"{t.short} R_T (T = {t.horizon})",
+                                                f"{t.short} R/round, last fifth")],
+        [(label, *[c for by_label in comparison.values() for c in (
             C.fmt_ci(C.final_regret(by_label[label])), f"{late_rate(by_label[label]).mean():.3f}")])
-    return table
+         for label in (*runner.config.agents, RANDOM)],
+        "Mean ± 95% CI over runs (" + ", ".join(f"{t.title}: {t.num_runs}" for t in tasks)
+        + "). Presets: " + ", ".join(t.preset for t in tasks)
+        + f"; M = {runner.config.ensemble_size}.")
 
 
 def start_gaps(runner: Runner, task: str, by_label) -> dict[str, np.ndarray]:
@@ -549,81 +527,73 @@ def start_gaps(runner: Runner, task: str, by_label) -> dict[str, np.ndarray]:
 
 
 def start_table(runner: Runner, comparison) -> C.Table:
-    table = C.Table("Fig. 3: regret after the update start minus uniform random's (paired)",
-                    ["agent"] + [f"{runner.tasks[t].short} (after round {runner.update_start(t)})"
-                                 for t in comparison],
-                    note=("Run by run, R_T - R_u of the agent minus the same for uniform random "
-                          "(u = the preset's update_start), mean ± 95% CI; negative = better "
-                          "than random once training has started."))
     gaps = {task: start_gaps(runner, task, by_label) for task, by_label in comparison.items()}
-    for label in runner.config.agents:
-        table.add(label, *[C.gap_text(gaps[task][label]) for task in comparison])
-    return table
+    return C.table(
+        "Fig. 3: regret after the update start minus uniform random's (paired)",
+        ["agent"] + [f"{runner.tasks[t].short} (after round {runner.update_start(t)})"
+                     for t in comparison],
+        [(label, *[C.gap_text(gaps[task][label]) for task in comparison])
+         for label in runner.config.agents],
+        "Run by run, R_T - R_u of the agent minus the same for uniform random (u = the preset's "
+        "update_start), mean ± 95% CI; negative = better than random once training has "
+        "started.")
 
 
 def long_table(runner: Runner, long) -> C.Table:
     t = runner.tasks.get("long")
     if long is None or t is None:
-        table = C.Table("Paper horizon (T = 10^5) on the quadratic", ["agent", "R_T"],
-                        note=(f"No separate check at this scale (Fig. 3 runs the quadratic at "
-                              f"T = {runner.config.horizon:,}; `--scale paper` at T = 10^5)."))
-        table.add("not run", "—")
-        return table
+        return C.table("Paper horizon (T = 10^5) on the quadratic", ["agent", "R_T"],
+                       [("not run", "—")],
+                       f"No separate check at this scale (Fig. 3 runs the quadratic at "
+                       f"T = {runner.config.horizon:,}; `--scale paper` at T = 10^5).")
     recorded = set(np.asarray(long[RANDOM].steps).tolist())
     steps = [s for s in (t.horizon // 10, t.horizon // 5, t.horizon // 2) if s in recorded]
-    table = C.Table(f"Paper horizon: the quadratic at T = {t.horizon:,}",
-                    ["agent", *[f"R at {s:,}" for s in steps], f"R_T (T = {t.horizon:,})",
-                     "R/round, last fifth"],
-                    note=(f"Mean ± 95% CI over {t.num_runs} runs (the authors' instance and "
-                          "subset sequence, quadratic preset, M = 8, buffer 10,000); EpiNet "
-                          "not run (about 10x dearer per round on a CPU)."))
-    for label, result in long.items():
-        table.add(label, *[C.fmt_ci(C.final_regret(result, s)) for s in steps],
-                  C.fmt_ci(C.final_regret(result)), f"{late_rate(result).mean():.3f}")
-    return table
+    return C.table(
+        f"Paper horizon: the quadratic at T = {t.horizon:,}",
+        ["agent", *[f"R at {s:,}" for s in steps], f"R_T (T = {t.horizon:,})",
+         "R/round, last fifth"],
+        [(label, *[C.fmt_ci(C.final_regret(result, s)) for s in steps],
+          C.fmt_ci(C.final_regret(result)), f"{late_rate(result).mean():.3f}")
+         for label, result in long.items()],
+        f"Mean ± 95% CI over {t.num_runs} runs (the authors' instance and subset sequence, "
+        "quadratic preset, M = 8, buffer 10,000); EpiNet not run (about 10x dearer per round "
+        "on a CPU).")
 
 
 def pools_table(runner: Runner, pools) -> C.Table:
     config, sizes = runner.config, runner.config.pool_ensemble_sizes
-    table = C.Table(f"Fig. 4: ES++ final regret at T = {config.horizon} against pool size and M",
-                    ["pool size", *[f"M = {m}" for m in sizes]],
-                    note=(f"Mean ± 95% CI over {config.num_runs} runs; "
-                          f"{runner.env('quadratic').num_arms} arms per round drawn from the "
-                          "pool (the authors' recipe at each size, seed 2022)."))
-    for pool, by_size in pools.items():
-        table.add(f"{pool:,}", *[C.fmt_ci(C.final_regret(by_size[m])) for m in sizes])
-    return table
+    return C.table(
+        f"Fig. 4: ES++ final regret at T = {config.horizon} against pool size and M",
+        ["pool size", *[f"M = {m}" for m in sizes]],
+        [(f"{pool:,}", *[C.fmt_ci(C.final_regret(by_size[m])) for m in sizes])
+         for pool, by_size in pools.items()],
+        f"Mean ± 95% CI over {config.num_runs} runs; {runner.env('quadratic').num_arms} arms "
+        "per round drawn from the pool (the authors' recipe at each size, seed 2022).")
 
 
 def buffers_table(runner: Runner, buffers) -> C.Table:
-    task, full = runner.tasks[runner.config.buffer_task], C.final_regret(buffers[max(buffers)])
-    table = C.Table(f"Fig. 11: ES++ buffer capacity on the {task.short} task "
-                    f"(T = {task.horizon})",
-                    ["capacity C", "R_T", f"R_T - R_T(C = {max(buffers):,}) (paired)",
-                     "relative"],
-                    note=(f"Mean ± 95% CI over {task.num_runs} runs; C = {max(buffers):,} "
-                          f"{'holds the whole horizon' if max(buffers) >= task.horizon else ''}"
-                          "."))
-    for capacity, result in buffers.items():
-        gap = C.final_regret(result) - full
-        table.add(f"{capacity:,}", C.fmt_ci(C.final_regret(result)), C.gap_text(gap),
-                  f"{100 * gap.mean() / max(full.mean(), 1e-12):+.1f}%")
-    return table
+    task, largest = runner.tasks[runner.config.buffer_task], max(buffers)
+    full = C.final_regret(buffers[largest])
+    gaps = {c: C.final_regret(r) - full for c, r in buffers.items()}
+    return C.table(
+        f"Fig. 11: ES++ buffer capacity on the {task.short} task (T = {task.horizon})",
+        ["capacity C", "R_T", f"R_T - R_T(C = {largest:,}) (paired)", "relative"],
+        [(f"{c:,}", C.fmt_ci(C.final_regret(r)), C.gap_text(gaps[c]),
+          f"{100 * gaps[c].mean() / max(full.mean(), 1e-12):+.1f}%") for c, r in buffers.items()],
+        f"Mean ± 95% CI over {task.num_runs} runs; C = {largest:,} "
+        f"{'holds the whole horizon' if largest >= task.horizon else ''}.")
 
 
 def ablations_table(runner: Runner, ablations) -> C.Table:
-    table = C.Table(f"Fig. 14: ES++ index laws on the quadratic (T = {runner.config.horizon})",
-                    ["ablation", "law", "R_T", "R_T - default (paired)"],
-                    note=(f"Mean ± 95% CI over {runner.config.num_runs} runs; one law varied at "
-                          "a time, the others at the defaults (update Coordinate, reference "
-                          "Sphere, perturbation Sphere); the first row of each ablation is the "
-                          "default."))
-    for name, by_law in ablations.items():
-        default = C.final_regret(next(iter(by_law.values())))
-        for law, result in by_law.items():
-            table.add(name, law, C.fmt_ci(C.final_regret(result)),
-                      C.gap_text(C.final_regret(result) - default))
-    return table
+    return C.table(
+        f"Fig. 14: ES++ index laws on the quadratic (T = {runner.config.horizon})",
+        ["ablation", "law", "R_T", "R_T - default (paired)"],
+        [(name, law, C.fmt_ci(C.final_regret(r)),
+          C.gap_text(C.final_regret(r) - C.final_regret(next(iter(by_law.values())))))
+         for name, by_law in ablations.items() for law, r in by_law.items()],
+        f"Mean ± 95% CI over {runner.config.num_runs} runs; one law varied at a time, the "
+        "others at the defaults (update Coordinate, reference Sphere, perturbation Sphere); the "
+        "first row of each ablation is the default.")
 
 
 def window_ms(costs: Mapping[str, np.ndarray], lo: float, hi: float) -> float:
@@ -641,21 +611,22 @@ def cost_windows(horizon: int) -> tuple[tuple[float, float], tuple[float, float]
 def lmc_table(runner: Runner, lmc, costs) -> C.Table:
     task = runner.tasks["vector"]
     early, late = cost_windows(task.horizon)
-    table = C.Table(f"App. F.2: Ensemble++ against LMC-TS on vector-quadratic (T = {task.horizon})",
-                    ["agent", "R_T", f"ms/round, rounds {early[0]:.0f}-{early[1]:.0f}",
-                     f"ms/round, rounds {late[0]:.0f}-{late[1]:.0f}", "late / early"],
-                    note=(f"Regret: mean ± 95% CI over {task.num_runs} runs. Cost: one run played "
-                          f"in chunks of {min(runner.config.time_chunk, task.horizon)} rounds, "
-                          "each timed (the window's fastest chunk; compilation excluded). "
-                          "LMC-TS keeps the whole history (buffer = T) and takes min(t, "
-                          "num_iter) Langevin steps on it every round."))
-    for label, result in lmc.items():
-        cells = ["—"] * 3
-        if label in costs:
-            a, b = window_ms(costs[label], *early), window_ms(costs[label], *late)
-            cells = [f"{a:.3f}", f"{b:.3f}", f"{b / a:.2f}"]
-        table.add(label, C.fmt_ci(C.final_regret(result)), *cells)
-    return table
+
+    def cells(label):
+        if label not in costs:
+            return ["—"] * 3
+        a, b = window_ms(costs[label], *early), window_ms(costs[label], *late)
+        return [f"{a:.3f}", f"{b:.3f}", f"{b / a:.2f}"]
+
+    return C.table(
+        f"App. F.2: Ensemble++ against LMC-TS on vector-quadratic (T = {task.horizon})",
+        ["agent", "R_T", f"ms/round, rounds {early[0]:.0f}-{early[1]:.0f}",
+         f"ms/round, rounds {late[0]:.0f}-{late[1]:.0f}", "late / early"],
+        [(label, C.fmt_ci(C.final_regret(r)), *cells(label)) for label, r in lmc.items()],
+        f"Regret: mean ± 95% CI over {task.num_runs} runs. Cost: one run played in chunks of "
+        f"{min(runner.config.time_chunk, task.horizon)} rounds, each timed (the window's "
+        "fastest chunk; compilation excluded). LMC-TS keeps the whole history (buffer = T) and "
+        "takes min(t, num_iter) Langevin steps on it every round.")
 
 
 def always_rates(runner: Runner) -> dict[str, tuple[float, float]]:
@@ -677,36 +648,32 @@ def always_rates(runner: Runner) -> dict[str, tuple[float, float]]:
 def moderation_table(runner: Runner, moderation, note: str | None) -> C.Table:
     task, config = runner.tasks["moderation"], runner.config
     late = late_start(task.horizon)
-    table = C.Table(f"Moderation (stand-in corpus, T = {task.horizon:,}): accuracy beside regret",
-                    ["agent", "R_T", "accuracy (all rounds)",
-                     f"accuracy, rounds {late + 1:,}-{task.horizon:,}", "blocked"],
-                    note=note or (f"Mean ± 95% CI over {task.num_runs} runs; preset hate-speech "
-                                  "(M = 4, B = 32, one Adam step every 10 rounds from round 20, "
-                                  f"lr 1e-4) on a randomly initialised {config.lm_layers}-block "
-                                  f"transformer (width {config.lm_width}; GPT-2's tokenizer, "
-                                  f"{config.mod_length} tokens per post); 'frozen' trains the "
-                                  "heads only. Always-block / always-publish: closed forms."))
-    if note:
-        table.add("not run", "—", "—", "—", "—")
-        return table
-    for label, result in moderation.items():
-        blocked = np.asarray(result.metrics["blocked"], np.float64)[:, -1] / task.horizon
-        table.add(label, C.fmt_ci(C.final_regret(result)), C.fmt_ci(accuracy(result)),
-                  C.fmt_ci(accuracy(result, late)), f"{blocked.mean():.2f}")
-    for policy, (acc, rate) in always_rates(runner).items():
-        table.add(policy, f"{rate * task.horizon:.1f}", f"{acc:.2f}", f"{acc:.2f}",
-                  "1.00" if policy == "always block" else "0.00")
-    return table
+    rows = [("not run", "—", "—", "—", "—")] if note else [
+        (label, C.fmt_ci(C.final_regret(r)), C.fmt_ci(accuracy(r)), C.fmt_ci(accuracy(r, late)),
+         f"{(np.asarray(r.metrics['blocked'], np.float64)[:, -1] / task.horizon).mean():.2f}")
+        for label, r in moderation.items()] + [
+        (policy, f"{rate * task.horizon:.1f}", f"{acc:.2f}", f"{acc:.2f}",
+         "1.00" if policy == "always block" else "0.00")
+        for policy, (acc, rate) in always_rates(runner).items()]
+    return C.table(
+        f"Moderation (stand-in corpus, T = {task.horizon:,}): accuracy beside regret",
+        ["agent", "R_T", "accuracy (all rounds)", f"accuracy, rounds {late + 1:,}-{task.horizon:,}",
+         "blocked"], rows,
+        note or (f"Mean ± 95% CI over {task.num_runs} runs; preset hate-speech (M = 4, B = 32, "
+                 "one Adam step every 10 rounds from round 20, lr 1e-4) on a randomly "
+                 f"initialised {config.lm_layers}-block transformer (width {config.lm_width}; "
+                 f"GPT-2's tokenizer, {config.mod_length} tokens per post); 'frozen' trains the "
+                 "heads only. Always-block / always-publish: closed forms."))
 
 
 def tables(runner: Runner, panels: Panels) -> list[C.Table]:
-    return [count_table(runner.config), params_table(runner, panels.params),
-            comparison_table(runner, panels.comparison),
-            start_table(runner, panels.comparison), long_table(runner, panels.long),
-            pools_table(runner, panels.pools), buffers_table(runner, panels.buffers),
-            ablations_table(runner, panels.ablations),
-            lmc_table(runner, panels.lmc, panels.costs),
-            moderation_table(runner, panels.moderation, panels.moderation_note)]
+    p = panels
+    return [count_table(runner.config), params_table(runner, p.params),
+            comparison_table(runner, p.comparison), start_table(runner, p.comparison),
+            long_table(runner, p.long), pools_table(runner, p.pools),
+            buffers_table(runner, p.buffers), ablations_table(runner, p.ablations),
+            lmc_table(runner, p.lmc, p.costs),
+            moderation_table(runner, p.moderation, p.moderation_note)]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -722,8 +689,8 @@ def check_claims(runner: Runner, panels: Panels) -> list[tuple[str, bool | None,
                counts == PAPER_COUNTS and counts["ES++"] < counts["EpiNet"] < counts["Ensemble+"],
                ", ".join(f"{k} {v:,}" for k, v in counts.items()) + " by the paper's formulas")]
     for task in (t for t in ("shuttle", "quadratic") if t in comparison):
-        gaps, t, u = start_gaps(runner, task, comparison[task]), tasks[task], runner.update_start(
-            task)
+        gaps, t, u = start_gaps(runner, task, comparison[task]), tasks[task], \
+            runner.update_start(task)
         claims.append((f"Every agent beats uniform random on {t.title} once past its update "
                        f"start (rounds {u + 1}-{t.horizon})",
                        C.all_of([C.verdict_at_most(g, 0.0) for g in gaps.values()]),
@@ -734,7 +701,7 @@ def check_claims(runner: Runner, panels: Panels) -> list[tuple[str, bool | None,
         es, verdicts, parts = C.final_regret(by_label["ES++"]), [], []
         for other in (k for k in ("Greedy", "Ensemble+") if k in by_label):
             mean, half = C.paired_gap(es, C.final_regret(by_label[other]))
-            verdicts.append(True if mean >= 0 else (False if mean + half < 0 else None))
+            verdicts.append(C.decide(mean >= 0, mean + half < 0))
             parts.append(f"R(ES++) - R({other}) = {mean:+.1f} ± {half:.1f}")
         claims.append((f"Small scale matches the authors' code: on the quadratic preset at "
                        f"T = {tasks['quadratic'].horizon:,} Ensemble++ is not below Greedy or "
@@ -748,7 +715,7 @@ def check_claims(runner: Runner, panels: Panels) -> list[tuple[str, bool | None,
         rank = sorted(finals, key=lambda k: finals[k].mean(), reverse=True).index("Greedy") + 1
         better = [k for k in finals if k != "Greedy"  # the gap's 95% interval below 0
                   and sum(C.paired_gap(finals["Greedy"], finals[k])) < 0]
-        verdicts.append(True if rank <= 2 else (False if len(better) >= 2 else None))
+        verdicts.append(C.decide(rank <= 2, len(better) >= 2))
         parts.append(f"{task}: Greedy ranks {rank} of {len(finals)} from the worst, "
                      f"significantly below {better or 'none'}")
     if verdicts:
@@ -757,9 +724,8 @@ def check_claims(runner: Runner, panels: Panels) -> list[tuple[str, bool | None,
     for task, by_label in panels.params.items():
         if "ES++" not in by_label or len(by_label) < 2:
             continue
-        pairs = [(m, k, C.final_regret(by_label["ES++"][m]),
-                  C.final_regret(by_label[k][m])) for m in config.sizes
-                 for k in ("Ensemble+", "EpiNet") if k in by_label]
+        pairs = [(m, k, C.final_regret(by_label["ES++"][m]), C.final_regret(by_label[k][m]))
+                 for m in config.sizes for k in ("Ensemble+", "EpiNet") if k in by_label]
         claims.append((f"Figs. 1 / 10 on {tasks[task].title}: Ensemble++ has lower regret than "
                        "Ensemble+ and EpiNet at every M (and fewer parameters)",
                        C.all_of([C.lower(a, b) for *_, a, b in pairs]),
@@ -770,14 +736,13 @@ def check_claims(runner: Runner, panels: Panels) -> list[tuple[str, bool | None,
     return claims + moderation_claims(runner, panels.moderation, panels.moderation_note)
 
 
-def paper_ordering_claims(runner: Runner, long, comparison=None) -> list:
+def paper_ordering_claims(runner: Runner, long, comparison) -> list:
     """The paper's ordering on the quadratic at T = 10^5: from the paper-horizon check, or from
     Fig. 3 when that runs at the paper's horizon; "not run" otherwise."""
     claim = ("Paper's ordering (Fig. 3): on the quadratic at T = 10^5 Ensemble++ has "
              "the lowest regret")
     quadratic, left = runner.tasks["quadratic"], ""
-    if long is None and comparison and "quadratic" in comparison \
-            and quadratic.horizon >= PAPER_HORIZON:
+    if long is None and "quadratic" in comparison and quadratic.horizon >= PAPER_HORIZON:
         long, t = comparison["quadratic"], quadratic
     elif long is None:
         return [(claim, None, "not run at this scale (`--scale paper` runs Fig. 3 at "
@@ -787,8 +752,7 @@ def paper_ordering_claims(runner: Runner, long, comparison=None) -> list:
     learners = [k for k in long if k != RANDOM]
     best = min(learners, key=lambda k: C.mean_final(long[k]))
     es = C.final_regret(long["ES++"])
-    verdict = True if best == "ES++" else (
-        False if C.lower(es, C.final_regret(long[best])) is False else None)
+    verdict = C.decide(best == "ES++", C.lower(es, C.final_regret(long[best])) is False)
     return [(claim + f" (run here at T = {t.horizon:,} with {t.num_runs} runs{left})", verdict,
              f"lowest: {best}; " + "; ".join(f"R(ES++) - R({k}) = "
                                             f"{C.gap_text(es - C.final_regret(long[k]))}"
@@ -807,8 +771,7 @@ def pools_claims(config: Config, pools) -> list:
             hi, lo = max(means, key=means.get), min(means, key=means.get)
             spread = means[hi] / max(means[lo], 1e-12) - 1.0
             (a, ha), (b, hb) = C.mean_ci(finals[hi]), C.mean_ci(finals[lo])
-            verdicts.append(True if spread <= FLAT else (
-                False if a - ha > (1 + FLAT) * (b + hb) else None))
+            verdicts.append(C.decide(spread <= FLAT, a - ha > (1 + FLAT) * (b + hb)))
             parts.append(f"M={m}: spread {100 * spread:.0f}% (pool {lo:,} lowest, {hi:,} "
                          "highest)")
         claims.append((f"Fig. 4: regret is largely unaffected by the pool size (within "
@@ -833,8 +796,8 @@ def buffer_claims(runner: Runner, buffers) -> list:
     full = C.final_regret(buffers[largest])
     mean, half = C.mean_ci(C.final_regret(buffers[capacity]) - full)
     scale = max(full.mean(), 1e-12)
-    verdict = True if abs(mean) <= SLIGHT * scale else (
-        False if mean - half > SLIGHT * scale or mean + half < -SLIGHT * scale else None)
+    verdict = C.decide(abs(mean) <= SLIGHT * scale,
+                       mean - half > SLIGHT * scale or mean + half < -SLIGHT * scale)
     whole = "C >= T" if largest >= task.horizon else f"C = {largest:,}"
     return [(f"Fig. 11: a buffer of C = {capacity:,} (about T/10, as 10^4 is at T = 10^5) "
              f"changes final regret only slightly against {whole} (within "
@@ -859,8 +822,7 @@ def ablation_claims(ablations) -> list:
                  for a, b in itertools.combinations(finals, 2)]
         significant = [(a, b, g) for a, b, g, h in pairs if abs(g) - h > 0]
         large = [g for *_, g in significant if abs(g) > SLIGHT * scale]
-        claims.append((f"Fig. 14 ({field}): {text}",
-                       True if not significant else (False if large else None),
+        claims.append((f"Fig. 14 ({field}): {text}", C.decide(not significant, bool(large)),
                        f"spread of the means {100 * (max(means) - min(means)) / scale:.1f}% of "
                        "their average; significant pairs "
                        f"{[(a, b) for a, b, _ in significant] or 'none'}"))
@@ -1005,9 +967,8 @@ def draw(runner: Runner, panels: Panels):
         a.set_xticks(range(len(by_law)), list(by_law), rotation=30, fontsize=8)
         low, high = np.min(stats[:, 0] - stats[:, 1]), np.max(stats[:, 0] + stats[:, 1])
         a.set_ylim(max(0.0, low - 0.5 * (high - low)), high + 0.2 * (high - low) + 1e-9)
-        a.set_ylabel("ES++ final regret")
-        a.set_title(f"Fig. 14: {field}")
         a.grid(alpha=0.3, axis="y")
+        a.set(ylabel="ES++ final regret", title=f"Fig. 14: {field}")
     jb.plot_regret(panels.lmc, ax=next(ax), title="App. F.2: vector-quadratic")
     draw_costs(next(ax), panels.costs)
     a, b = next(ax), next(ax)
@@ -1015,8 +976,8 @@ def draw(runner: Runner, panels: Panels):
         jb.plot_regret(panels.moderation, ax=a, title="Moderation (stand-in): regret")
         draw_accuracy(b, panels.moderation, runner)
     else:
-        C.not_run(a, "Moderation", panels.moderation_note or "not run")
-        C.not_run(b, "Moderation", panels.moderation_note or "not run")
+        for x in (a, b):
+            C.not_run(x, "Moderation", panels.moderation_note or "not run")
     return fig
 
 

@@ -237,6 +237,15 @@ class Table:
                     sys.stdout.isatty() else self.title, note=self.note or None, plain=plain)
 
 
+def table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]],
+          note: str = "") -> Table:
+    """A :class:`Table` with ``rows`` (each a sequence of cells) added in order."""
+    out = Table(title, list(columns), note=note)
+    for row in rows:
+        out.add(*row)
+    return out
+
+
 class Verdict(NamedTuple):
     """A claim checked on results: True (reproduced), False (not reproduced) or None (not
     decidable at this scale), with the numbers as ``evidence``."""
@@ -705,6 +714,14 @@ def run_options(horizon: int, chunk_size: int, num_records: int, include: Iterab
     return options
 
 
+def config_options(config: Any, include: Iterable[int] = (), progress: bool | None = None,
+                   horizon: int | None = None) -> dict[str, Any]:
+    """:func:`run_options` at ``config.horizon`` (or ``horizon``), ``config.chunk_size`` and
+    ``config.num_records``."""
+    return run_options(config.horizon if horizon is None else horizon, config.chunk_size,
+                       config.num_records, include, progress)
+
+
 def timer() -> float:
     """``time.perf_counter()``: seconds, for the run time of a report."""
     return time.perf_counter()
@@ -781,6 +798,18 @@ def all_of(verdicts: Sequence[bool | None]) -> bool | None:
     if any(v is False for v in verdicts):
         return False
     return True if all(v is True for v in verdicts) else None
+
+
+def decide(holds: bool, contradicted: bool) -> bool | None:
+    """A verdict: True when the claim ``holds`` (on the means), else False when the data
+    contradict it (an interval excluding it), else None (not decidable)."""
+    return True if holds else (False if contradicted else None)
+
+
+def sd_text(values: np.ndarray) -> str:
+    """The sample standard deviation of ``values`` (0 for one value), one decimal."""
+    values = np.asarray(values)
+    return f"{values.std(ddof=1) if values.size > 1 else 0.0:.1f}"
 
 
 def ordering(a: float, b: float, gap: tuple[float, float] | None = None,

@@ -50,11 +50,9 @@ REFERENCE_SETUP = {"dim": 5, "num_arms": 20, "horizon": 1000, "noise_std": 0.5}
 
 @dataclasses.dataclass(frozen=True)
 class Config:
-    """Sizes of one scale: the Prop. 2 and ensemble-size problem (d, K, T, runs, sigma) and its
-    m (``m = T`` round robin is added); the scaling and comparison parts' d grid, K, T grid (the
-    largest is the comparison's), the d read against T, the T read against d, ES's m, runs and
-    agents; ``per_arm_phe``: the ensemble-size part's LinPHE is ``lin-phe`` with per-arm
-    statistics (False: Prop. 2's buffered one, identical to ES-RR); lambda, delta, S."""
+    """Sizes of one scale: the Prop. 2 / ensemble-size problem and its m (``m = T`` round robin
+    added); the scaling and comparison parts' grids (the largest T is the comparison's);
+    ``per_arm_phe``: LinPHE with per-arm statistics (False: Prop. 2's buffered one)."""
 
     dim: int
     num_arms: int
@@ -105,23 +103,20 @@ def make_env(dim: int, num_arms: int, noise_std: float):
 def build_agent(name: str, config: Config, horizon: int, size: int = 0):
     """``(agent, field)``: the agent and the numeric field carrying sigma_R (or None)."""
     phe = {"reg": config.reg, "prior_scale": 1.0}
-    if name == "ES":
-        return jb.make_agent("lin-es", ensemble_size=size, selection="uniform",
-                             **phe), "perturb_std"
-    if name == "ES-RR":  # m = T members played in turn: Proposition 2's LinPHE
-        return jb.make_agent("lin-es", ensemble_size=horizon, selection="round_robin",
-                             **phe), "perturb_std"
-    if name == "LinPHE":  # per-arm statistics: exact in law, O(K d) per round
-        return jb.make_agent("lin-phe", **phe), "perturb_std"
-    if name == "LinPHE-buffer":  # the pathwise coupling with lin-es (history buffer of T)
-        return jb.make_agent("lin-phe", buffer_size=horizon, **phe), "perturb_std"
-    if name == "LinTS":  # theta ~ N(theta_hat, v^2 V^{-1}) with v = sigma_R
-        return jb.make_agent("lin-ts", reg=config.reg, explore_scale=1.0), "noise_std"
-    if name == "LinUCB":
-        return jb.make_agent("lin-ucb", reg=config.reg, noise_std=config.noise_std,
-                             delta=config.delta, param_bound=config.param_bound,
-                             explore_scale=1.0), None
-    raise ValueError(f"unknown agent {name!r}")
+    agents = {  # ES-RR: m = T members in turn, Prop. 2's LinPHE; LinPHE: per-arm statistics
+        "ES": ("lin-es", {"ensemble_size": size, "selection": "uniform", **phe}),
+        "ES-RR": ("lin-es", {"ensemble_size": horizon, "selection": "round_robin", **phe}),
+        "LinPHE": ("lin-phe", phe),
+        "LinPHE-buffer": ("lin-phe", {"buffer_size": horizon, **phe}),  # coupled with lin-es
+        "LinTS": ("lin-ts", {"reg": config.reg, "explore_scale": 1.0}),  # v = sigma_R
+        "LinUCB": ("lin-ucb", {"reg": config.reg, "noise_std": config.noise_std, "delta":
+                               config.delta, "param_bound": config.param_bound,
+                               "explore_scale": 1.0})}
+    if name not in agents:
+        raise ValueError(f"unknown agent {name!r}")
+    registry, fields = agents[name]
+    return jb.make_agent(registry, **fields), {"LinTS": "noise_std", "LinUCB": None}.get(
+        name, "perturb_std")
 
 
 def run_scales(env, agent, field: str | None, scales: Sequence[float], key, horizon: int,
@@ -143,8 +138,7 @@ def run_reference(config: Config, key, progress: bool | None, log) -> dict:
     """The Prop. 2 and ensemble-size parts: ``{agent: {calibration: Result}}`` (ES by m)."""
     env = make_env(config.dim, config.num_arms, config.noise_std)
     scales = [beta(config, config.dim, config.horizon), config.noise_std]
-    options = C.run_options(config.horizon, config.chunk_size, config.num_records,
-                            progress=progress)
+    options = C.config_options(config, progress=progress)
     out: dict = {"scales": dict(zip(CALIBRATIONS, scales, strict=True)), "ES": {}}
     es, _ = build_agent("ES", config, config.horizon, config.ensemble_sizes[0])
     swept = iter(jb.sweep(env, es, key, {"ensemble_size": list(config.ensemble_sizes),
@@ -172,8 +166,7 @@ def run_scaling(config: Config, key, progress: bool | None, log) -> dict:
     """The scaling and comparison parts: ``{(agent, d): {"theory": {T: Result}, "practical":
     Result}}`` (at the theory calibration every T has its own beta_T)."""
     horizons = sorted(config.scaling_horizons)
-    options = C.run_options(horizons[-1], config.chunk_size, config.num_records,
-                            include=horizons, progress=progress)
+    options = C.config_options(config, horizons, progress, horizon=horizons[-1])
     out = {}
     for d in config.scaling_dims:
         env = make_env(d, config.scaling_arms, config.noise_std)
@@ -231,24 +224,23 @@ def reference_comparable(ref: dict, config: Config) -> bool:
 def reference_table(ref: dict, config: Config) -> C.Table:
     """The demonstration's table: mean ± s.e. of the final regret, one row per calibration."""
     sizes = [m for m in (1, 10, 100) if m in ref["ES"]] or list(ref["ES"])[:3]
-    table = C.Table(
+    rows = []
+    for cal, scale in ref["scales"].items():
+        rows.append((f"theory, σ_R = β_T = {scale:.2f}" if cal == "theory"
+                     else f"practical, σ_R = σ = {scale:g}",
+                     *[C.fmt_se(C.final_regret(ref["ES"][m][cal])) for m in sizes],
+                     *[C.fmt_se(C.final_regret(ref[n][cal])) for n in ("ES-RR", "LinPHE", "LinTS")],
+                     C.fmt_se(C.final_regret(ref["LinUCB"][cal])) if cal == "theory" else "—"))
+        if reference_comparable(ref, config):
+            rows.append((f"{cal} (NumPy reference)", *REFERENCE[cal]))
+    return C.table(
         f"Final regret (mean ± s.e.), d = {config.dim}, K = {config.num_arms}, "
         f"T = {config.horizon}, σ = {config.noise_std}, {config.num_runs} seeds",
         ["calibration"] + [f"ES m={m}" for m in sizes]
-        + [f"ES m=T={config.horizon} RR", "LinPHE", "LinTS(v=σ_R)", "LinUCB"],
-        note=("The demonstration's table. LinUCB uses the OFUL radius (delta = 0.05) whatever "
-              "the calibration, so it is shown once. The 'reference' rows are an independent "
-              "NumPy check (40 seeds, other random numbers)."))
-    for cal in CALIBRATIONS:
-        scale = ref["scales"][cal]
-        table.add(f"theory, σ_R = β_T = {scale:.2f}" if cal == "theory"
-                  else f"practical, σ_R = σ = {scale:g}",
-                  *[C.fmt_se(C.final_regret(ref["ES"][m][cal])) for m in sizes],
-                  *[C.fmt_se(C.final_regret(ref[n][cal])) for n in ("ES-RR", "LinPHE", "LinTS")],
-                  C.fmt_se(C.final_regret(ref["LinUCB"][cal])) if cal == "theory" else "—")
-        if reference_comparable(ref, config):
-            table.add(f"{cal} (NumPy reference)", *REFERENCE[cal])
-    return table
+        + [f"ES m=T={config.horizon} RR", "LinPHE", "LinTS(v=σ_R)", "LinUCB"], rows,
+        "The demonstration's table. LinUCB uses the OFUL radius (delta = 0.05) whatever the "
+        "calibration, so it is shown once. The 'reference' rows are an independent NumPy check "
+        "(40 seeds, other random numbers).")
 
 
 def equivalence_stats(ref: dict, cal: str) -> tuple[int, int, float]:
@@ -261,51 +253,50 @@ def equivalence_stats(ref: dict, cal: str) -> tuple[int, int, float]:
 
 
 def equivalence_table(ref: dict, config: Config) -> C.Table:
-    table = C.Table(
+    stats = {cal: equivalence_stats(ref, cal) for cal in CALIBRATIONS}
+    return C.table(
         f"Prop. 2: ES (m = T = {config.horizon}, round robin) vs LinPHE (buffer T)",
         ["calibration", "runs with identical curves", "max |difference|", "ES-RR", "LinPHE"],
-        note=("Same keys (common random numbers): member t of ES and round t of LinPHE read the "
-              "same perturbations. Curves agree when every recorded cumulative regret agrees to "
-              "1e-3 (relative). float32: a near-tie argmax can split a run's path."))
-    for cal in CALIBRATIONS:
-        agree, runs, worst = equivalence_stats(ref, cal)
-        table.add(cal, f"{agree} / {runs}", f"{worst:.3g}",
-                  C.fmt_ci(C.final_regret(ref["ES-RR"][cal])),
-                  C.fmt_ci(C.final_regret(ref["LinPHE-buffer"][cal])))
-    return table
+        [(cal, f"{agree} / {runs}", f"{worst:.3g}", C.fmt_ci(C.final_regret(ref["ES-RR"][cal])),
+          C.fmt_ci(C.final_regret(ref["LinPHE-buffer"][cal])))
+         for cal, (agree, runs, worst) in stats.items()],
+        "Same keys (common random numbers): member t of ES and round t of LinPHE read the same "
+        "perturbations. Curves agree when every recorded cumulative regret agrees to 1e-3 "
+        "(relative). float32: a near-tie argmax can split a run's path.")
 
 
 def ensemble_size_table(ref: dict, config: Config) -> C.Table:
-    table = C.Table(f"Ensemble size: ES final regret against m (mean ± 95% CI, "
-                    f"T = {config.horizon})", ["m", *CALIBRATIONS])
     rows = {f"m = {m}": ref["ES"][m] for m in sorted(ref["ES"])}
     rows |= {f"m = T = {config.horizon} (round robin)": ref["ES-RR"], "LinPHE": ref["LinPHE"],
              "LinTS": ref["LinTS"], "LinUCB": dict.fromkeys(CALIBRATIONS,
                                                              ref["LinUCB"]["theory"])}
-    for name, by_cal in rows.items():
-        table.add(name, *[C.fmt_ci(C.final_regret(by_cal[c])) for c in CALIBRATIONS])
-    return table
+    return C.table(f"Ensemble size: ES final regret against m (mean ± 95% CI, "
+                   f"T = {config.horizon})", ["m", *CALIBRATIONS],
+                   [(name, *[C.fmt_ci(C.final_regret(by_cal[c])) for c in CALIBRATIONS])
+                    for name, by_cal in rows.items()])
 
 
 def scaling_table(scaling: dict, config: Config) -> C.Table:
     horizons, dims = sorted(config.scaling_horizons), sorted(config.scaling_dims)
-    table = C.Table(
+
+    def slope(name, cal, against):
+        xy = curve(scaling, config, name, cal, against)
+        value = loglog_slope(*xy) if xy else float("nan")
+        return "— (one point)" if np.isnan(value) else f"{value:.2f}"
+
+    return C.table(
         f"Scaling: log-log slopes of the mean regret, K = {config.scaling_arms}",
         ["agent", "calibration", f"slope in T (d = {config.t_scaling_dim}, T = {horizons[0]}.."
          f"{horizons[-1]})", f"slope in d (T = {config.d_scaling_horizon}, d = {dims[0]}.."
          f"{dims[-1]})", f"regret at d = {dims[-1]}, T = {config.d_scaling_horizon}"],
-        note=(f"{config.scaling_runs} runs per point. At the theory calibration each T uses its "
-              "own beta_T. The NumPy implementation's check (ES, m = 20, 20 seeds): slope in "
-              "T 0.32 (practical) / 0.56 (theory); in d 0.69 / 0.87."))
-    for name in config.scaling_agents:
-        for cal in (CALIBRATIONS if name != "LinUCB" else ("theory",)):
-            slopes = [loglog_slope(*xy) if (xy := curve(scaling, config, name, cal, against))
-                      else float("nan") for against in ("T", "d")]
-            table.add(label(name, config), cal if name != "LinUCB" else "—",
-                      *["— (one point)" if np.isnan(s) else f"{s:.2f}" for s in slopes],
-                      C.fmt_ci(scaled_regret(scaling, name, dims[-1], cal,
-                                             config.d_scaling_horizon)))
-    return table
+        [(label(name, config), cal if name != "LinUCB" else "—", slope(name, cal, "T"),
+          slope(name, cal, "d"),
+          C.fmt_ci(scaled_regret(scaling, name, dims[-1], cal, config.d_scaling_horizon)))
+         for name in config.scaling_agents
+         for cal in (CALIBRATIONS if name != "LinUCB" else ("theory",))],
+        f"{config.scaling_runs} runs per point. At the theory calibration each T uses its own "
+        "beta_T. The NumPy implementation's check (ES, m = 20, 20 seeds): slope in T 0.32 "
+        "(practical) / 0.56 (theory); in d 0.69 / 0.87.")
 
 
 def check_claims(ref: dict, scaling: dict, config: Config) -> list[tuple[str, bool | None, str]]:
@@ -444,12 +435,8 @@ def draw(ref: dict, scaling: dict, config: Config):
 
 def body(r: C.Run) -> C.Page:
     config = r.config
-
-    def log(message: str) -> None:
-        print(f"  {message} done ({C.timer() - r.start:.0f} s)", flush=True)
-
-    ref = run_reference(config, r.key, r.progress, log)
-    scaling = run_scaling(config, r.key, r.progress, log)
+    ref = run_reference(config, r.key, r.progress, r.log)
+    scaling = run_scaling(config, r.key, r.progress, r.log)
     tables = [reference_table(ref, config), equivalence_table(ref, config),
               ensemble_size_table(ref, config), scaling_table(scaling, config)]
     intro = (f"σ = {config.noise_std}, λ = {config.reg}, δ = {config.delta}, S = "

@@ -30,9 +30,8 @@ TITLE = ("Anytime ensemble sampling, Figure 1 distance / quadratic bandits (Neur
 
 @dataclasses.dataclass(frozen=True)
 class Config:
-    """Sizes of one scale: d and K (even), T, instances, the networks' N and L (paper: 20, 3),
-    the DT variants' T_0, the Neural-UCB / TS ``explore_scale`` grid, the panels run, Figure
-    2(d)'s ``(L, N)`` grid (empty: skipped), runner options."""
+    """Sizes of one scale: d, K, T, instances, the networks' N and L (paper: 20, 3), the DT
+    T_0, the Neural-UCB / TS ``explore_scale`` grid, the panels, Fig. 2(d)'s ``(L, N)`` grid."""
 
     dim: int
     num_arms: int
@@ -112,10 +111,8 @@ def run(config: Config, key, progress: bool | None = False
     nets: dict[tuple[int, int], Result] = {}
     base = panels["quadratic"].curves["Neural-ES"] if "quadratic" in panels else None
     env = jb.make_env("quadratic", dim=config.dim, num_arms=config.num_arms, noise_std=0.5)
-    options = C.run_options(config.horizon, config.chunk_size, config.num_records,
-                            include=(config.warmup, *C.checkpoints(config.horizon,
-                                                                   config.warmup)),
-                            progress=progress)
+    options = C.config_options(config, (config.warmup, *C.checkpoints(config.horizon,
+                                                                      config.warmup)), progress)
     for depth, width in config.nets:
         if base is not None and (depth, width) == (config.depth, config.width):
             nets[depth, width] = base
@@ -128,20 +125,16 @@ def run(config: Config, key, progress: bool | None = False
 
 def nets_table(nets: dict[tuple[int, int], Result], config: Config) -> C.Table:
     base = nets.get((config.depth, config.width))
-    table = C.Table(f"Figure 2(d), quadratic bandit: Neural-ES final regret at T = "
-                    f"{config.horizon} by network size",
-                    ["(L, N)", "parameters d'", "final regret (mean ± 95% CI)",
-                     "gap to baseline (paired)", "run s"],
-                    note=(f"Baseline L = {config.depth}, N = {config.width} (the Figure 1 "
-                          "Neural-ES). d' = N d + N^2 (L - 2) + N (no biases). "
-                          f"{config.num_runs} instances, common random numbers."))
-    for (depth, width), res in nets.items():
-        final = C.final_regret(res)
-        gap = ("—" if base is None or (depth, width) == (config.depth, config.width)
-               else C.fmt_ci(final - C.final_regret(base)))
-        table.add(net_label(depth, width), params(config, depth, width), C.fmt_ci(final), gap,
-                  f"{res.wall_time:.1f}")
-    return table
+    return C.table(
+        f"Figure 2(d), quadratic bandit: Neural-ES final regret at T = {config.horizon} by "
+        "network size", ["(L, N)", "parameters d'", "final regret (mean ± 95% CI)",
+                         "gap to baseline (paired)", "run s"],
+        [(net_label(*k), params(config, *k), C.fmt_ci(C.final_regret(res)),
+          "—" if base is None or k == (config.depth, config.width)
+          else C.fmt_ci(C.final_regret(res) - C.final_regret(base)), f"{res.wall_time:.1f}")
+         for k, res in nets.items()],
+        f"Baseline L = {config.depth}, N = {config.width} (the Figure 1 Neural-ES). d' = N d + "
+        f"N^2 (L - 2) + N (no biases). {config.num_runs} instances, common random numbers.")
 
 
 def nets_claims(nets: dict[tuple[int, int], Result],

@@ -142,8 +142,7 @@ def run_obd(config: Config, key,
     if config.obd_runs == 0:
         return {}
     env = jb.make_env("obd-replay")
-    options = C.run_options(config.obd_horizon, config.chunk_size, config.num_records,
-                            progress=progress)
+    options = C.config_options(config, progress=progress, horizon=config.obd_horizon)
     kappa0, bound0 = config.kappas[0], config.bounds[0]
     rows: dict[tuple[str, float], dict[str, Result]] = {
         **{("m", w): {} for w in config.widths}, **{("kappa", k): {} for k in config.kappas},
@@ -188,40 +187,37 @@ def short(result: C.PanelResult) -> dict[str, Result]:
 
 def figure_table(results: dict[str, C.PanelResult], config: Config) -> C.Table:
     """Final regret of every plotted (tuned) curve, one column per environment."""
-    table = C.Table(f"Figures 1-2: final cumulative regret at T = {config.horizon} "
-                    "(mean ± 95% CI)", ["agent", *results],
-                    note=(f"{config.num_runs} runs, common random numbers; nu tuned per agent "
-                          "and environment (the chosen value in the tuning table). Synthetic: "
-                          f"d = {config.dim}, K = {config.num_arms}, pool {config.pool_size}; "
-                          f"classification: full datasets, pool 2500, width m = {config.width}."))
-    for name in short(next(iter(results.values()))):
-        table.add(name, *(C.fmt_ci(C.final_regret(short(r)[name])) for r in results.values()))
-    return table
+    return C.table(
+        f"Figures 1-2: final cumulative regret at T = {config.horizon} (mean ± 95% CI)",
+        ["agent", *results],
+        [(name, *(C.fmt_ci(C.final_regret(short(r)[name])) for r in results.values()))
+         for name in short(next(iter(results.values())))],
+        f"{config.num_runs} runs, common random numbers; nu tuned per agent and environment "
+        f"(the chosen value in the tuning table). Synthetic: d = {config.dim}, K = "
+        f"{config.num_arms}, pool {config.pool_size}; classification: full datasets, pool 2500, "
+        f"width m = {config.width}.")
 
 
 def tuning_table(results: dict[str, C.PanelResult]) -> C.Table:
-    table = C.Table("Tuning: the nu chosen per environment (lowest mean final regret)",
-                    ["environment", "choices"])
-    for title, result in results.items():
-        table.add(title, ", ".join(f"{k} {v:.2g}" for k, v in result.tuned.items()) or "—")
-    return table
+    return C.table("Tuning: the nu chosen per environment (lowest mean final regret)",
+                   ["environment", "choices"],
+                   [(title, ", ".join(f"{k} {v:.2g}" for k, v in result.tuned.items()) or "—")
+                    for title, result in results.items()])
 
 
 def obd_table(rows: dict[tuple[str, float], dict[str, Result]], config: Config) -> C.Table:
     labels = [LABELS[n] for n in config.obd_agents]
-    table = C.Table(f"Table 2 (OBD replay): final CTR after {config.obd_horizon} logged events",
-                    ["sweep", "value", *labels, "accepted (mean)"],
-                    note=(f"Mean over {config.obd_runs} runs of clicks / accepted events "
-                          "(about a fifth of the logged events are accepted). Defaults m = "
-                          f"{config.widths[0]}, kappa = {config.kappas[0]:g}, S = "
-                          f"{config.bounds[0]:g}; the default row appears in every sweep "
-                          "(the paper's default). The paper's CTRs are .0013-.0052; a few clicks "
-                          "separate the columns, so most differences are noise."))
-    for (sweep, value), by_agent in rows.items():
-        accepted = np.mean([float(r.accepted[:, -1].mean()) for r in by_agent.values()])
-        table.add(sweep, f"{value:g}", *(f"{final_ctr(by_agent[lbl]).mean():.4f}"
-                                         for lbl in labels), f"{accepted:.0f}")
-    return table
+    return C.table(
+        f"Table 2 (OBD replay): final CTR after {config.obd_horizon} logged events",
+        ["sweep", "value", *labels, "accepted (mean)"],
+        [(sweep, f"{value:g}", *(f"{final_ctr(by_agent[lbl]).mean():.4f}" for lbl in labels),
+          f"{np.mean([float(r.accepted[:, -1].mean()) for r in by_agent.values()]):.0f}")
+         for (sweep, value), by_agent in rows.items()],
+        f"Mean over {config.obd_runs} runs of clicks / accepted events (about a fifth of the "
+        f"logged events are accepted). Defaults m = {config.widths[0]}, kappa = "
+        f"{config.kappas[0]:g}, S = {config.bounds[0]:g}; the default row appears in every sweep "
+        "(the paper's default). The paper's CTRs are .0013-.0052; a few clicks separate the "
+        "columns, so most differences are noise.")
 
 
 def figure_claims(results: dict[str, C.PanelResult]) -> list[tuple[str, bool | None, str]]:
@@ -233,9 +229,9 @@ def figure_claims(results: dict[str, C.PanelResult]) -> list[tuple[str, bool | N
             best = min(learners, key=lambda k: C.mean_final(learners[k]))
             gap, half = C.paired_gap(C.final_regret(curves["NL-UCB-2"]),
                                      C.final_regret(learners[best]))
-            ok = True if best == "NL-UCB-2" else (False if gap - half > 0 else None)
             claims.append((f"[Figs. 1-2] NL-UCB-2 is lowest or within its CI of the lowest on "
-                           f"{title}", ok, f"lowest {best} {C.mean_final(learners[best]):.1f}, "
+                           f"{title}", C.decide(best == "NL-UCB-2", gap - half > 0),
+                           f"lowest {best} {C.mean_final(learners[best]):.1f}, "
                            f"NL-UCB-2 {C.mean_final(curves['NL-UCB-2']):.1f}, paired gap "
                            f"{gap:+.1f} ± {half:.1f}"))
         lin = [LABELS[n] for n in LINEAR if LABELS[n] in curves]
@@ -265,7 +261,7 @@ def obd_claims(rows: dict[tuple[str, float], dict[str, Result]],
                 gap, half = C.paired_gap(ctr[best_other], ctr[best_ts])
                 failed.append(gap - half > 0)
         claims.append(("[Table 2] a NeuralLog-TS agent has the highest CTR in every row",
-                       True if not failed else (False if any(failed) else None),
+                       C.decide(not failed, any(failed)),
                        f"{tops} of {len(rows)} rows; the others within noise: "
                        f"{not any(failed)}"))
     invariant = [LABELS[n] for n in ("neurallog-ucb-2", "neurallog-ts-2", "ada-ofu-ecolog")
