@@ -28,11 +28,14 @@ def int_list(text: str) -> list[int]:
     return values
 
 
-def cli(doc: str, argv=None, **flags) -> argparse.Namespace:
+def cli(doc: str, argv=None, quick_defaults: dict | None = None, **flags) -> argparse.Namespace:
     """A script's command line: ``--name-with-dashes`` for each ``name=spec`` of ``flags``, a
     spec being ``default``, ``(default, help)`` or ``(type or argparse keywords, default,
-    help)``; the type follows the default (a bool: a switch, a list: :func:`int_list`)."""
+    help)``; the type follows the default (a bool: a switch, a list: :func:`int_list`). With
+    ``quick_defaults`` ``{name: default}``, ``--quick`` takes those; ``args.given``: the flags
+    given. ``args.error``: the parser's ``error``."""
     parser = argparse.ArgumentParser(description=doc.strip().split("\n\n")[0])
+    defaults, quick = {}, quick_defaults
     for name, spec in flags.items():
         spec = spec if isinstance(spec, tuple) else (spec,)
         kind, default, text = spec if len(spec) == 3 else (None, spec[0], spec[1:] and spec[1])
@@ -40,9 +43,25 @@ def cli(doc: str, argv=None, **flags) -> argparse.Namespace:
             {"action": "store_true"} if isinstance(default, bool) else
             {"type": int_list} if isinstance(default, list) else
             {"type": type(default)} if default is not None else {})
-        parser.add_argument("--" + name.replace("_", "-"), default=default, help=text or None,
-                            **keywords)
-    return parser.parse_args(argv)
+        defaults[name] = default
+        if quick is not None and name in quick and quick[name] != default:
+            text = f"{text or ''} (quick: {_show(quick[name])})"
+        parser.add_argument("--" + name.replace("_", "-"), help=text or None, **keywords,
+                            default=default if quick is None else None)
+    if quick is not None:
+        parser.add_argument("--quick", action="store_true", help="tiny sizes: a smoke test")
+    args = parser.parse_args(argv)
+    args.error = parser.error
+    if quick is not None:
+        args.given = {"--" + n.replace("_", "-") for n in flags if getattr(args, n) is not None}
+        for name, default in defaults.items():
+            if getattr(args, name) is None:
+                setattr(args, name, quick.get(name, default) if args.quick else default)
+    return args
+
+
+def _show(value: Any) -> str:
+    return ",".join(map(str, value)) if isinstance(value, list) else str(value)
 
 
 def parse_agent_spec(spec: str) -> tuple[str, tuple[tuple[str, Any], ...]]:
@@ -69,41 +88,6 @@ def make_agent(spec: str):
     return jb.make_agent(name, **dict(overrides))
 
 
-def parse_options(doc: str, options: dict[str, tuple[dict, str, Any, Any]],
-                  argv=None) -> tuple[argparse.ArgumentParser, argparse.Namespace]:
-    """A benchmark's command line: ``options`` ``{flag: (argparse keywords, help, default, quick
-    default)}`` (the help shows both defaults) and the common ``--dim``, ``--num-arms``,
-    ``--seed``, ``--cpu-devices``, ``--block-runs``, ``--quick``, ``--markdown``. An option not
-    given takes its default (its quick one under ``--quick``); ``args.given`` holds the options
-    given."""
-    p = argparse.ArgumentParser(description=doc.split("\n\n")[0])
-    options = {**options, "--dim": ({"type": int}, "d of the environment", 20, 20),
-               "--num-arms": ({"type": int}, "K of the environment", 50, 50),
-               "--seed": ({"type": int}, "the key of the runs", 0, 0),
-               "--cpu-devices": ({"type": int}, CPU_DEVICES_HELP, None, None),
-               "--block-runs": ({"type": block_runs_option}, BLOCK_RUNS_HELP, None, None)}
-    for flag, (keywords, text, full, quick) in options.items():
-        shown = "" if full is None else f" (default {_show(full)}" + (
-            "" if quick == full else f"; quick: {_show(quick)}") + ")"
-        p.add_argument(flag, **keywords, default=None, help=text + shown)
-    p.add_argument("--quick", action="store_true", help="tiny sizes: a smoke test")
-    p.add_argument("--markdown", action="store_true", help="print the tables as markdown")
-    args = p.parse_args(argv)
-    args.given = {flag for flag in options if getattr(args, _dest(flag)) is not None}
-    for flag, (_, _, full, quick) in options.items():
-        if flag not in args.given:
-            setattr(args, _dest(flag), quick if args.quick else full)
-    return p, args
-
-
-def _dest(flag: str) -> str:
-    return flag.lstrip("-").replace("-", "_")
-
-
-def _show(value: Any) -> str:
-    return ",".join(map(str, value)) if isinstance(value, list) else str(value)
-
-
 def block_runs_option(value: str) -> int | str | None:
     """``--block-runs``: ``None`` (the engine's default), ``"all"`` or a positive number."""
     if value in ("", "default"):
@@ -113,6 +97,13 @@ def block_runs_option(value: str) -> int | str | None:
     if not value.isdigit() or int(value) < 1:
         raise argparse.ArgumentTypeError(f"expected a positive number or 'all', got {value!r}")
     return int(value)
+
+
+#: the options every throughput script takes
+COMMON = {"dim": (20, "d of the environment"), "num_arms": (50, "K of the environment"),
+          "seed": (0, "the key of the runs"), "cpu_devices": (int, None, CPU_DEVICES_HELP),
+          "block_runs": ({"type": block_runs_option}, None, BLOCK_RUNS_HELP),
+          "markdown": (False, "print the tables as markdown")}
 
 
 def start(cpu_devices: int | None):
