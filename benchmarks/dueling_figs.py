@@ -351,7 +351,6 @@ def run_compute(config: Config, key, figure2, progress: bool | None = False) -> 
     return out
 
 
-
 def average(result: Result, step: int | None = None, metric: str = "regret") -> np.ndarray:
     """``(runs,)`` R(t)/t of ``metric`` at a recorded step (default T)."""
     step = step or result.horizon
@@ -528,7 +527,6 @@ def make_tables(runs: Runs, config: Config) -> list[C.Table]:
             *([real_table(runs, config)] if runs.real else []),
             paper_table("E.2", runs, config), paper_table("E.3", runs, config),
             *([compute_table(runs)] if runs.compute else [])]
-
 
 
 def nvldb_below(results: dict[str, Result], others: Sequence[str]) -> tuple[bool | None, str]:
@@ -711,7 +709,6 @@ def compute_claims(runs: Runs) -> list:
                            f"run time ratio {ratio:.1f}x ({results[lbl].wall_time:.1f} s vs "
                            f"{nvldb.wall_time:.1f} s, compilation excluded)"))
     return claims
-
 
 
 def draw_regret(ax, results: dict[str, Result], title: str, metric: str = "regret",
