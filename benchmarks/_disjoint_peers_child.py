@@ -1,20 +1,17 @@
-"""The peer side of ``benchmarks/disjoint_peers.py``: plays MABWiser's or OBP's LinUCB, LinTS
-and epsilon-greedy on the instances the engine plays, in the peer's own Python (it imports
-NumPy and the peer only; OBP 0.5.7 needs Python 3.10).
-
-    python _disjoint_peers_child.py INSTANCES.npz {mabwiser|obp} OUT.json
-
-``INSTANCES.npz`` holds ``shared`` (R, T, d), ``means`` (R, T, K), ``rewards`` (R, T, K) and the
-hyperparameters; each run is played online (act on x_t, observe rewards[r, t, a], learn), and
-the regret is ``max_k means[r, t, k] - means[r, t, a]``. Writes ``{algorithm: [final regret per
-run]}`` and the seconds each algorithm took.
+"""The peer side of ``disjoint_peers`` and ``small_experiments`` (NumPy and the peer only, in
+its Python): ``python _disjoint_peers_child.py INSTANCES.npz {mabwiser|obp} OUT.json [BUDGET]``
+plays each run of ``shared`` (R, T, d) online on ``rewards`` (R, T, K), regret against ``means``
+(R, T, K), and writes ``{"final_regret": {algorithm: [per run]}, "seconds": {algorithm: s},
+"import": s}``; with ``BUDGET`` seconds, an algorithm stops after the run that exceeds it.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
 import time
+import types
 
 import numpy as np
 
@@ -71,18 +68,26 @@ def play_obp(name, shared, means, rewards, hp, seed):
 
 def main() -> None:
     path, library, out = sys.argv[1:4]
+    budget = float(sys.argv[4]) if len(sys.argv) > 4 else float("inf")
+    start = time.perf_counter()
+    sys.modules.setdefault("seaborn", types.ModuleType("seaborn"))  # obp 0.5.7's plots only
+    importlib.import_module("mabwiser.mab" if library == "mabwiser" else "obp.policy")
+    imported = time.perf_counter() - start
     data = np.load(path)
     hp = {k: float(data[k]) for k in ("alpha", "v", "epsilon", "reg")}
     algorithms = [str(a) for a in data["algorithms"]]
     play = {"mabwiser": play_mabwiser, "obp": play_obp}[library]
     finals, seconds = {}, {}
     for name in algorithms:
-        start = time.perf_counter()
-        finals[name] = [play(name, data["shared"][r], data["means"][r], data["rewards"][r], hp,
-                             seed=r) for r in range(data["shared"].shape[0])]
+        start, finals[name] = time.perf_counter(), []
+        for r in range(data["shared"].shape[0]):
+            if finals[name] and time.perf_counter() - start >= budget:
+                break
+            finals[name].append(play(name, data["shared"][r], data["means"][r],
+                                     data["rewards"][r], hp, seed=r))
         seconds[name] = time.perf_counter() - start
     with open(out, "w") as f:
-        json.dump({"final_regret": finals, "seconds": seconds}, f)
+        json.dump({"final_regret": finals, "seconds": seconds, "import": imported}, f)
 
 
 if __name__ == "__main__":

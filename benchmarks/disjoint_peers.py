@@ -1,30 +1,10 @@
 """The disjoint (per-arm) linear model against MABWiser and OBP, on the same instances.
 
-Same problem, same hyperparameters: ``R`` runs of the disjoint linear bandit (d = 10, K = 20,
-T = 1,000 by default; per run K unit theta*_a, a unit context x_t per round, rewards
-``x_t^T theta*_a + N(0, 0.5^2)``) are drawn once with NumPy. The engine plays them through
-``jb.envs.ArrayEnv`` (realised rewards as given, regret against the means), and each peer plays
-the very same arrays in its own Python (``benchmarks/_disjoint_peers_child.py``):
-
-=================  =====================  =========================  =========================
-algorithm          engine                 MABWiser                   OBP 0.5.7
-=================  =====================  =========================  =========================
-LinUCB             ``disjoint-lin-ucb``   ``LinUCB(alpha,            ``LinUCB(epsilon=alpha)``
-                   ``alpha``, ``reg``     l2_lambda=reg)``           (lambda fixed at 1)
-LinTS              ``disjoint-lin-ts``    ``LinTS(alpha=v,           ``LinTS()`` (v = 1,
-                   ``v``, ``reg``         l2_lambda=reg)``           lambda = 1)
-epsilon-greedy     ``disjoint-epsilon-    ``LinGreedy(epsilon,       ``LinEpsilonGreedy(
-                   greedy`` ``epsilon``   l2_lambda=reg)``           epsilon)``
-=================  =====================  =========================  =========================
-
-It prints the mean final regret with its standard error per algorithm and library (a peer is
-left out when its Python is not given) and each peer's paired difference from the engine, then
-the engine's rate (seed-steps per second, compile excluded) of each disjoint agent on
-``disjoint-linear`` against its shared-theta counterpart on ``linear`` at the same d and K, and
-whether it is within 2x (``--rate-only`` prints just that; ``random`` on both environments
-shows what the environments cost alone). Peers run in their own
-interpreters, named by ``--mabwiser-python`` / ``--obp-python`` or the environment variables
-``JAXBANDITS_MABWISER_PYTHON`` / ``JAXBANDITS_OBP_PYTHON``::
+R runs of the disjoint linear bandit (unit theta*_a and x_t, rewards ``x_t^T theta*_a +
+N(0, 0.5^2)``) drawn once with NumPy: the engine plays them through ``jb.envs.ArrayEnv``, each
+peer (LinUCB, LinTS, epsilon-greedy with the same hyperparameters) the same arrays in its own
+Python (``_disjoint_peers_child.py``). Then the engine's rate of each disjoint agent on
+``disjoint-linear`` against its shared-theta counterpart on ``linear``::
 
     python -m benchmarks.disjoint_peers --mabwiser-python ~/venvs/mabwiser/bin/python \\
         --obp-python ~/venvs/obp/bin/python              # OBP 0.5.7 needs Python 3.10
@@ -34,7 +14,6 @@ interpreters, named by ``--mabwiser-python`` / ``--obp-python`` or the environme
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
@@ -45,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 import jaxbandits as jb
+from benchmarks.timing import cli, print_table
 
 CHILD = Path(__file__).resolve().parent / "_disjoint_peers_child.py"
 ALGORITHMS = ("lin-ucb", "lin-ts", "epsilon-greedy")
@@ -79,20 +59,22 @@ def run_engine(shared, means, rewards, hp: dict, seed: int) -> dict[str, np.ndar
     return {name: np.asarray(r.cumulative_regret)[:, -1] for name, r in results.items()}
 
 
-def start_peer(python: str, library: str, instances: Path, folder: Path):
+def start_peer(python: str, library: str, instances: Path, folder: Path, budget: float = 0):
     out = folder / f"{library}.json"
-    process = subprocess.Popen([python, str(CHILD), str(instances), library, str(out)],
+    process = subprocess.Popen([python, str(CHILD), str(instances), library, str(out)]
+                               + ([str(budget)] if budget else []),
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     return process, out
 
 
 def finish_peer(library: str, process, out: Path) -> dict | None:
+    """What the peer wrote (its final regrets as arrays), or None when it failed (said)."""
     _, err = process.communicate()
     if process.returncode != 0:
         print(f"{library}: failed ({err.strip().splitlines()[-1] if err.strip() else '?'})")
         return None
     data = json.loads(out.read_text())
-    return {name: np.asarray(v) for name, v in data["final_regret"].items()}
+    return {**data, "final_regret": {k: np.asarray(v) for k, v in data["final_regret"].items()}}
 
 
 def mean_se(values: np.ndarray) -> str:
@@ -106,13 +88,9 @@ PAIRS = (("disjoint-lin-ucb", "lin-ucb", "alpha"), ("disjoint-lin-ts", "lin-ts",
 
 def rates(dim: int, arms: int, horizon: int, runs: int, hp: dict, repeats: int = 3,
           context_pool: int | None = None) -> list[tuple[str, str, float]]:
-    """Seed-steps per second (play time, compile excluded, the best of ``repeats`` alternating
-    passes, the default ``block_runs``) of each disjoint agent on ``disjoint-linear``, of its
-    shared-theta counterpart on ``linear`` (one fixed arm set per run, the default) and on
-    ``linear`` with fresh arms every round, and of ``random`` on ``disjoint-linear`` and
-    ``linear`` (what the environment and the runner cost alone). ``context_pool``: the
-    ``disjoint-linear`` option (N contexts per run, one shown per round) instead of a fresh
-    context every round."""
+    """Seed-steps/s (compile excluded, best of ``repeats`` alternating passes) of each disjoint
+    agent on ``disjoint-linear``, its shared-theta counterpart on ``linear`` (fixed and fresh
+    arms) and ``random`` on both (what the environments cost alone)."""
     disjoint = jb.make_env("disjoint-linear", dim=dim, num_arms=arms, context_pool=context_pool)
     fixed = jb.make_env("linear", dim=dim, num_arms=arms)
     fresh = jb.make_env("linear", dim=dim, num_arms=arms, fresh_arms=True)
@@ -133,19 +111,18 @@ def rates(dim: int, arms: int, horizon: int, runs: int, hp: dict, repeats: int =
 
 
 def print_rates(measured: list[tuple[str, str, float]]) -> None:
-    """The rate table (each row's rate over the disjoint agent's: how many times faster) and
-    the acceptance line: each disjoint agent within 2x of its counterpart on ``linear``."""
+    """The rate table (each rate over the disjoint agent's) and whether each disjoint agent is
+    within 2x of its counterpart on ``linear``."""
     rate = {(agent, env): r for agent, env, r in measured}
-    print("| agent | environment | seed-steps/s | this / disjoint agent's |\n|---|---|---|---|")
-    for ours, theirs, _ in PAIRS:
-        base = rate[(ours, "disjoint-linear")]
-        for agent, env in ((ours, "disjoint-linear"), (theirs, "linear"),
-                           (theirs, "linear fresh_arms")):
-            print(f"| {agent} | {env} | {rate[(agent, env)]:,.0f} | "
-                  f"{rate[(agent, env)] / base:.2f} |")
+    rows = [[agent, env, f"{rate[(agent, env)]:,.0f}",
+             f"{rate[(agent, env)] / rate[(ours, 'disjoint-linear')]:.2f}"]
+            for ours, theirs, _ in PAIRS for agent, env in (
+                (ours, "disjoint-linear"), (theirs, "linear"), (theirs, "linear fresh_arms"))]
+    rows += [["random", env, f"{rate[('random', env)]:,.0f}", "—"]
+             for env in ("disjoint-linear", "linear")]
+    print_table(["agent", "environment", "seed-steps/s", "this / disjoint agent's"], rows,
+                markdown=True)
     env_ratio = rate[("random", "linear")] / rate[("random", "disjoint-linear")]
-    for env in ("disjoint-linear", "linear"):
-        print(f"| random | {env} | {rate[('random', env)]:,.0f} | — |")
     print()
     for ours, theirs, _ in PAIRS:
         slower = rate[(theirs, "linear")] / rate[(ours, "disjoint-linear")]
@@ -156,32 +133,17 @@ def print_rates(measured: list[tuple[str, str, float]]) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=20)
-    parser.add_argument("--horizon", type=int, default=1000)
-    parser.add_argument("--dim", type=int, default=10)
-    parser.add_argument("--arms", type=int, default=20)
-    parser.add_argument("--noise", type=float, default=0.5)
-    parser.add_argument("--alpha", type=float, default=1.0, help="LinUCB's alpha")
-    parser.add_argument("--v", type=float, default=1.0, help="LinTS's v (OBP: 1 only)")
-    parser.add_argument("--epsilon", type=float, default=0.1)
-    parser.add_argument("--reg", type=float, default=1.0, help="lambda (OBP: 1 only)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--mabwiser-python", default=os.environ.get("JAXBANDITS_MABWISER_PYTHON"))
-    parser.add_argument("--obp-python", default=os.environ.get("JAXBANDITS_OBP_PYTHON"))
-    parser.add_argument("--rate-runs", type=int, default=1000,
-                        help="runs of the rate comparison (0: skip it)")
-    parser.add_argument("--rate-only", action="store_true",
-                        help="only the rate comparison (no regret table, no peers)")
-    parser.add_argument("--context-pool", type=int, default=0,
-                        help="time disjoint-linear with context_pool=N (N contexts per run) "
-                             "instead of a fresh context every round (0: fresh)")
-    parser.add_argument("--cpu-devices", type=int, default=1,
-                        help="split the CPU into this many XLA devices for the engine "
-                             "(jb.use_cpu_cores; default 1, XLA's single CPU device; 0: one "
-                             "per core, as jaxbandits run does)")
-    parser.add_argument("--quick", action="store_true", help="a smoke test: tiny, no peers")
-    args = parser.parse_args(argv)
+    args = cli(__doc__, argv, runs=20, horizon=1000, dim=10, arms=20, noise=0.5,
+               alpha=(1.0, "LinUCB's alpha"), v=(1.0, "LinTS's v (OBP: 1 only)"), epsilon=0.1,
+               reg=(1.0, "lambda (OBP: 1 only)"), seed=0,
+               mabwiser_python=(str, os.environ.get("JAXBANDITS_MABWISER_PYTHON"), None),
+               obp_python=(str, os.environ.get("JAXBANDITS_OBP_PYTHON"), None),
+               rate_runs=(1000, "runs of the rate comparison (0: skip it)"),
+               rate_only=(False, "only the rate comparison (no regret table, no peers)"),
+               context_pool=(0, "time disjoint-linear with context_pool=N (0: a fresh context "
+                             "every round)"),
+               cpu_devices=(1, "XLA CPU devices for the engine (0: one per core)"),
+               quick=(False, "a smoke test: tiny, no peers"))
     jb.use_cpu_cores(args.cpu_devices or None)
     if args.quick:
         args.runs, args.horizon, args.rate_runs = 3, 50, 16
@@ -223,24 +185,21 @@ def compare_regret(args, hp: dict) -> None:
         for lib, (process, out) in peers.items():
             got = finish_peer(lib, process, out)
             if got is not None:
-                finals[lib] = got
+                finals[lib] = got["final_regret"]
     names = {"engine": "engine", "mabwiser": "MABWiser", "obp": "OBP"}
     columns = [lib for lib in ("engine", "mabwiser", "obp") if lib in finals]
     print(f"\nmean final regret ± standard error ({args.runs} runs, the same instances)\n")
-    print("| algorithm | " + " | ".join(names[c] for c in columns) + " |")
-    print("|---|" + "---|" * len(columns))
-    for name in ALGORITHMS:
-        cells = [mean_se(finals[c][name]) if name in finals[c] else "—" for c in columns]
-        print(f"| {LABELS[name]} | " + " | ".join(cells) + " |")
+    print_table(["algorithm", *(names[c] for c in columns)],
+                [[LABELS[name], *(mean_se(finals[c][name]) if name in finals[c] else "—"
+                                  for c in columns)] for name in ALGORITHMS], markdown=True)
     peers_done = [c for c in columns if c != "engine"]
     if peers_done:
         print("\npaired difference peer - engine, per run on the same instance (mean ± standard "
               "error; within noise when |mean| < 2 se)\n")
-        print("| algorithm | " + " | ".join(names[c] for c in peers_done) + " |")
-        print("|---|" + "---|" * len(peers_done))
-        for name in ALGORITHMS:
-            cells = [mean_se(finals[c][name] - finals["engine"][name]) for c in peers_done]
-            print(f"| {LABELS[name]} | " + " | ".join(cells) + " |")
+        print_table(["algorithm", *(names[c] for c in peers_done)],
+                    [[LABELS[name], *(mean_se(finals[c][name] - finals["engine"][name])
+                                      for c in peers_done)] for name in ALGORITHMS],
+                    markdown=True)
 
 
 if __name__ == "__main__":

@@ -84,14 +84,8 @@ BAND_RUNS = 4  # runs below which no 95% band is drawn
 
 @dataclasses.dataclass(frozen=True)
 class Config:
-    """Sizes of one scale: runs; Fig. 2's ``(utility, T)`` tasks, NVLDB rules, baselines (NDB only
-    on ``ndb_tasks``); Figs. E.5-E.7's rules and horizon (at most each task's T); Fig. E.8's
-    a_t grid and horizon; the Statlog panel's agents, T, runs and agents also run with self-duels
-    allowed; the real-data panels (covertype when found; on magic NVLDB-UCB-ASYM also with
-    self-duels); Tables E.2 / E.3's rules, widths, d and T (a row with Fig. 2's settings is that
-    run), their lr (None: the panel's); the networks; d and K; ``ndb_full_horizon``: an extra
-    NDB-UCB with the full design (0: none); the floor's runs (its first ``num_runs`` are the real
-    runs'); what ``notebooks/dueling.ipynb`` runs; runner options."""
+    """Sizes of one scale, panel by panel (``ndb_full_horizon``: an extra NDB-UCB with the full
+    design, 0: none; the floor's first ``num_runs`` runs are the real runs')."""
 
     num_runs: int
     tasks: tuple[tuple[str, int], ...]
@@ -185,16 +179,13 @@ SELF_DUELS = self_duel_label("nvldb-ucb-asym")
 
 
 def make_agent(name: str, env, config: Config, horizon: int, **fields):
-    """A registry agent for ``env`` over ``horizon`` rounds: neural ones with the scale's
-    network and ``config.buffer_size`` pairs, linear ones with T = ``horizon`` in their
-    constants; ``fields`` override."""
+    """A registry agent for ``env`` over ``horizon`` rounds (neural ones with the scale's
+    network and ``config.buffer_size`` pairs); ``fields`` override."""
     if name == "random":
         return jb.make_agent("random")
-    kw: dict = {}
-    if name.startswith(("nvldb", "nldb", "ndb")):
-        kw = {"buffer_size": config.buffer_size, "width": config.width}
-        if not name.startswith("ndb"):
-            kw["learning_rate"] = config.learning_rate
+    kw = {"buffer_size": config.buffer_size, "width": config.width} if name.startswith(
+        ("nvldb", "nldb", "ndb")) else {}
+    kw |= {"learning_rate": config.learning_rate} if name.startswith(("nvldb", "nldb")) else {}
     return jb.make_agent(name, env=env, horizon=horizon, **{**kw, **fields})
 
 
@@ -271,10 +262,7 @@ def table_setups(config: Config) -> dict[str, tuple[int, tuple[int, ...], int]]:
 def run(config: Config, key, progress: bool | None = False) -> Runs:
     """Every experiment of the scale, each stage announced with the time elapsed."""
     start = C.timer()
-
-    def stage(name: str) -> None:
-        print(f"[{C.timer() - start:6.0f} s] {name}", flush=True)
-
+    stage = lambda name: print(f"[{C.timer() - start:6.0f} s] {name}", flush=True)
     stage("Fig. 2 / E.1(a-c)")
     figure2 = run_figure2(config, key, progress)
     stage("Figs. E.5-E.7 (NLDB)")
@@ -361,10 +349,6 @@ def run_compute(config: Config, key, figure2, progress: bool | None = False) -> 
         setting.update(run_agents(synthetic_env("square", config), agents, config, key, horizon,
                                   progress=progress))
     return out
-
-
-# ------------------------------------------------------------------------------------------------
-# Statistics and tables.
 
 
 def average(result: Result, step: int | None = None, metric: str = "regret") -> np.ndarray:
@@ -543,10 +527,6 @@ def make_tables(runs: Runs, config: Config) -> list[C.Table]:
             *([real_table(runs, config)] if runs.real else []),
             paper_table("E.2", runs, config), paper_table("E.3", runs, config),
             *([compute_table(runs)] if runs.compute else [])]
-
-
-# ------------------------------------------------------------------------------------------------
-# Claims.
 
 
 def nvldb_below(results: dict[str, Result], others: Sequence[str]) -> tuple[bool | None, str]:
@@ -729,10 +709,6 @@ def compute_claims(runs: Runs) -> list:
                            f"run time ratio {ratio:.1f}x ({results[lbl].wall_time:.1f} s vs "
                            f"{nvldb.wall_time:.1f} s, compilation excluded)"))
     return claims
-
-
-# ------------------------------------------------------------------------------------------------
-# Drawing and main.
 
 
 def draw_regret(ax, results: dict[str, Result], title: str, metric: str = "regret",

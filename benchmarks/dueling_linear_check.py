@@ -15,11 +15,11 @@ two distinct arms (the same expected regret). Not a test (minutes on a 2-core CP
 
 from __future__ import annotations
 
-import argparse
 import time
 
 import jaxbandits as jb
 from benchmarks import framework as C
+from benchmarks.timing import cli, start
 
 TASKS = {  # label: (environment, overrides)
     "cosine": ("dueling-cosine", {}),
@@ -45,39 +45,29 @@ AGENTS = {  # label: (registered name, overrides, reference column)
 
 
 def main(argv=None) -> dict[str, dict[str, tuple[float, float]]]:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--runs", type=int, default=20)
-    parser.add_argument("--horizon", type=int, default=2000)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--agents", default=",".join(AGENTS),
-                        help="comma-separated labels of AGENTS to run")
-    parser.add_argument("--cpu-devices", type=int, default=None)
-    args = parser.parse_args(argv)
-    jb.use_cpu_cores(args.cpu_devices)
-    jb.use_compilation_cache()
+    args = cli(__doc__, argv, runs=20, horizon=2000, seed=0,
+               agents=(",".join(AGENTS), "comma-separated labels of AGENTS to run"),
+               cpu_devices=(int, None, None))
+    start(args.cpu_devices)
     labels = [label.strip() for label in args.agents.split(",") if label.strip()]
     out: dict[str, dict[str, tuple[float, float]]] = {}
     for task, (env_name, overrides) in TASKS.items():
         env = jb.make_env(env_name, **overrides)
-        agents = {}
-        for label in labels:
-            name, agent_overrides, _ = AGENTS[label]
-            agents[label] = (jb.make_agent(name, env=env, horizon=args.horizon,
-                                           **agent_overrides) if name != "random"
-                             else jb.make_agent(name))
-        start = time.perf_counter()
+        agents = {label: jb.make_agent(AGENTS[label][0], **(
+            {"env": env, "horizon": args.horizon, **AGENTS[label][1]}
+            if AGENTS[label][0] != "random" else {})) for label in labels}
+        begin = time.perf_counter()
         results = jb.compare(env, agents, args.seed, horizon=args.horizon,
                              num_runs=args.runs, progress=False)
         out[task] = {label: C.mean_se(C.final_regret(r) / args.horizon)
                      for label, r in results.items()}
         table = C.Table(f"{task}: R(T)/T, T = {args.horizon}, {args.runs} runs "
-                        f"({time.perf_counter() - start:.0f} s)",
+                        f"({time.perf_counter() - begin:.0f} s)",
                         ["agent", "R(T)/T (mean ± s.e.)", "reference (authors' code)"])
         for label in labels:
-            mean, se = out[task][label]
             column = AGENTS[label][2]
-            ref = REFERENCE[task][column] if column else None
-            table.add(label, f"{mean:.3f} ± {se:.3f}", "" if ref is None else f"{ref:.3f}")
+            table.add(label, "{:.3f} ± {:.3f}".format(*out[task][label]),
+                      f"{REFERENCE[task][column]:.3f}" if column else "")
         table.print(plain=True)
     return out
 

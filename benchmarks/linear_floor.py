@@ -1,16 +1,7 @@
 """What a lin-ts / lin-ucb round costs on one CPU core, piece by piece, against the budget that
-the CPU targets (below) leave it.
-
-The targets (``benchmarks/throughput.py``) are set at 1,000 runs on the whole machine: >= 100x
-the per-seed NumPy loop and >= 10x batched NumPy; with ``C`` cores a seed-step may cost at most
-``C * 1e9 / (ratio * yardstick)`` ns of one core. On one XLA device this times each piece of the
-engine's round, written with the library's functions and vmapped over a block of runs inside a
-``lax.scan`` as the runner plays them: ``draw`` (the Gaussian z of d numbers from the run's
-``fold_in(stream, t)`` key), ``bits`` (its random bits alone), ``sample`` (``ridge_sample``),
-``select`` (scores, ``greedy_index``, the chosen row), ``update`` (``ridge_update``, the Potter
-step) and ``update+widths`` (with lin-ucb's ``ridge_sq_widths_update``); then ``jb.simulate`` of
-each whole agent. The sums of the pieces are a floor under a round (the environment and the
-recording left out), printed beside the NumPy yardsticks and the budgets they imply::
+the CPU targets of ``benchmarks/throughput.py`` leave it (``cores * 1e9 / (ratio * yardstick)``
+ns a seed-step): each piece written with the library's functions, vmapped over a block of runs
+in a ``lax.scan`` as the runner plays them; their sums are a floor under a round::
 
     python -m benchmarks.linear_floor                  # d = 20, K = 50, 1,000 runs
     python -m benchmarks.linear_floor --quick          # a smoke test
@@ -18,27 +9,13 @@ recording left out), printed beside the NumPy yardsticks and the budgets they im
 
 from __future__ import annotations
 
-import argparse
+import functools
 import os
 import sys
-import time
 
-from benchmarks.timing import time_jax
+from benchmarks.timing import best_seconds, cli, print_table, time_jax
 
 TARGETS = {"loop": 100.0, "batched": 10.0}  # x the per-seed loop, x batched NumPy
-
-
-def _best_time(fn, *args, repeats: int) -> float:
-    """Best wall time of ``fn(*args)`` over ``repeats`` calls after a compiling one."""
-    import jax
-
-    jax.block_until_ready(fn(*args))
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        jax.block_until_ready(fn(*args))
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def piece_costs(dim: int, num_arms: int, runs: int, horizon: int, repeats: int) -> dict:
@@ -89,16 +66,11 @@ def piece_costs(dim: int, num_arms: int, runs: int, horizon: int, repeats: int) 
         return jax.jit(lambda c: jax.lax.scan(body, c, jnp.arange(horizon))[0])
 
     theta0 = jnp.zeros((runs, dim))
-    seconds = {
-        "draw": _best_time(program(draw), theta0, repeats=repeats),
-        "bits": _best_time(program(bits), theta0, repeats=repeats),
-        "sample": _best_time(program(sample), theta0, repeats=repeats),
-        "select": _best_time(program(select), theta0 + 0.1, repeats=repeats),
-        "update": _best_time(program(update), ridge, repeats=repeats),
-        "update+widths": _best_time(program(update_widths),
-                                    (ridge, jnp.ones((runs, num_arms))), repeats=repeats),
-    }
-    return {k: 1e9 * s / (runs * horizon) for k, s in seconds.items()}
+    cases = {"draw": (draw, theta0), "bits": (bits, theta0), "sample": (sample, theta0),
+             "select": (select, theta0 + 0.1), "update": (update, ridge),
+             "update+widths": (update_widths, (ridge, jnp.ones((runs, num_arms))))}
+    return {k: 1e9 * best_seconds(functools.partial(program(body), carry), repeats, warmup=True)
+            / (runs * horizon) for k, (body, carry) in cases.items()}
 
 
 def agent_cost(name: str, runs: int, horizon: int, repeats: int) -> float:
@@ -129,16 +101,11 @@ def numpy_rates(name: str, runs: int, horizon: int, min_time: float) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=1000, help="runs of the engine and NumPy")
-    parser.add_argument("--block", type=int, default=None,
-                        help="runs of the pieces' scans (default: the engine's CPU block)")
-    parser.add_argument("--horizon", type=int, default=500, help="rounds of each timed scan")
-    parser.add_argument("--cores", type=int, default=os.cpu_count(),
-                        help="cores the targets' engine run uses (default: this machine's)")
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--quick", action="store_true", help="tiny sizes: a smoke test")
-    args = parser.parse_args(argv)
+    args = cli(__doc__, argv, runs=(1000, "runs of the engine and NumPy"),
+               block=(int, None, "runs of the pieces' scans (default: the engine's CPU block)"),
+               horizon=(500, "rounds of each timed scan"),
+               cores=(os.cpu_count(), "cores the targets' engine run uses"), repeats=3,
+               quick=(False, "tiny sizes: a smoke test"))
     if args.quick:
         args.runs, args.block, args.horizon, args.repeats = 4, 4, 8, 1
 
@@ -154,9 +121,8 @@ def main(argv: list[str] | None = None) -> int:
           f"K = {num_arms}; pieces on blocks of {block} runs, {args.horizon} rounds a scan; "
           f"engine and NumPy at {args.runs} runs; budgets for {args.cores} core(s)")
     pieces = piece_costs(dim, num_arms, block, args.horizon, args.repeats)
-    print("piece            ns per seed-step (one core)")
-    for piece, ns in pieces.items():
-        print(f"{piece:<16} {ns:8.1f}")
+    print_table(["piece", "ns per seed-step (one core)"],
+                [[piece, f"{ns:.1f}"] for piece, ns in pieces.items()], False)
     floor = {"lin-ts": pieces["sample"] + pieces["select"] + pieces["update"],
              "lin-ucb": pieces["select"] + pieces["update+widths"]}
     for name in ("lin-ts", "lin-ucb"):

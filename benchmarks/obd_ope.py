@@ -1,29 +1,22 @@
 """The standard Open Bandit Dataset check of off-policy evaluation, with OBP as the reference.
 
-For each campaign: the Bernoulli Thompson sampling (BTS) policy that logged OBD's ``bts/`` logs
-is evaluated from the uniform-random ``random/`` logs. Its action probabilities (3 positions)
-follow from its shipped Beta prior (``jb.data.obd_bts_prior``): the engine computes them
-exactly (``jb.ope.beta_thompson_probs``, one-dimensional integrals) and by Monte Carlo Thompson
-sampling (``jb.ope.action_probs`` of a ``bernoulli-ts`` agent with the prior, ``num_draws``
-draws, as OBP's ``BernoulliTS.compute_batch_action_dist``). Each estimator of
-``jb.ope.evaluate`` (reward model: per-action-and-position ridge) is compared with the BTS
-policy's on-policy click rate in the ``bts/`` log of the campaign (Saito et al. 2020).
-
-With ``--obp-python`` (a Python 3.10 interpreter with ``obp==0.5.7``), OBP computes its BTS
-action distribution and its estimators on the same logs, with its own probabilities and with
-the engine's (same reward model), and both libraries' times are printed.
+Per campaign, the Bernoulli TS policy that logged ``bts/`` is evaluated from the uniform
+``random/`` logs with its action probabilities exact (``jb.ope.beta_thompson_probs``) and by
+Monte Carlo (``jb.ope.action_probs``), each estimator of ``jb.ope.evaluate`` beside its on-policy
+click rate (Saito et al. 2020); with ``--obp-python`` (Python 3.10, ``obp==0.5.7``) OBP's
+estimates and times on the same logs (``obd_ope_obp.py``)::
 
     python -m benchmarks.obd_ope --obp-python /path/to/venv-obp/bin/python
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 from pathlib import Path
 
@@ -32,6 +25,8 @@ import jax.numpy as jnp
 import numpy as np
 
 import jaxbandits as jb
+from benchmarks.timing import cli
+from jaxbandits.tables import render_table
 
 CAMPAIGNS = ("all", "men", "women")
 
@@ -55,23 +50,17 @@ def timed(fn, *args, **kwargs):
     return out, first, time.perf_counter() - start
 
 
-def bts_agent(alpha, beta):
-    """The BTS policy as the engine's ``bernoulli-ts`` agent and its (prior) state."""
+def mc_probs(alpha, beta, num_draws, key):
+    """The BTS policy's action probabilities by Monte Carlo: a ``bernoulli-ts`` agent with the
+    prior (``jb.ope.action_probs``, as OBP's ``BernoulliTS.compute_batch_action_dist``)."""
     k = alpha.shape[0]
     agent = jb.make_agent("bernoulli-ts", prior_alpha=jnp.asarray(alpha),
                           prior_beta=jnp.asarray(beta))
-    spec = jb.Spec(dim=1, num_arms=k, action_kind="index", fixed_arms=True)
-    return agent, agent.init(jax.random.key(0), spec), k
-
-
-def mc_probs(alpha, beta, num_draws, key):
-    agent, state, k = bts_agent(alpha, beta)
-
-    def context_fn(x):
-        return jb.Context(arms=jnp.zeros((k, 1), x.dtype))
-
+    state = agent.init(jax.random.key(0), jb.Spec(dim=1, num_arms=k, action_kind="index",
+                                                  fixed_arms=True))
     return jb.ope.action_probs(agent, state, jnp.zeros((1, 1)), key, num_draws=num_draws,
-                               num_positions=3, context_fn=context_fn, method="mc")
+                               num_positions=3, method="mc",
+                               context_fn=lambda x: jb.Context(arms=jnp.zeros((k, 1), x.dtype)))
 
 
 def run_engine(campaign, args):
@@ -114,14 +103,10 @@ def run_obp(engine, args, obd: Path):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--campaigns", default=",".join(CAMPAIGNS))
-    parser.add_argument("--num-draws", type=int, default=100_000,
-                        help="Monte Carlo draws of the BTS action probabilities (OBP's n_sim)")
-    parser.add_argument("--bootstrap", type=int, default=1000)
-    parser.add_argument("--obp-python", default=os.environ.get("OBP_PYTHON"),
-                        help="a Python with obp==0.5.7 (default: $OBP_PYTHON; none: skip OBP)")
-    args = parser.parse_args(argv)
+    args = cli(__doc__, argv, campaigns=",".join(CAMPAIGNS),
+               num_draws=(100_000, "Monte Carlo draws of the BTS action probabilities"),
+               bootstrap=1000, obp_python=(str, os.environ.get("OBP_PYTHON"),
+                                           "a Python with obp==0.5.7 (default: $OBP_PYTHON)"))
     campaigns = [c for c in args.campaigns.split(",") if c]
     obd = find_obd()
     print(f"jaxbandits {jb.__version__}, jax {jax.__version__} on "
@@ -144,19 +129,17 @@ def main(argv=None):
             print(f"   {name} with Monte Carlo probabilities {m.value[k]:.6f}: |diff| from exact "
                   f"{gap:.1e} = {gap / m.mc_std_error[k]:.2f} x its stated MC std err "
                   f"{m.mc_std_error[k]:.1e}")
-        head = f"   {'estimator':<10} {'estimate':>9} {'95% bootstrap CI':>22} {'rel. err':>9}"
-        if obp:
-            head += f" {'OBP (same probs)':>17} {'|diff|':>8} {'OBP (own MC)':>13}"
-        print(head)
+        header = ["estimator", "estimate", "95% bootstrap CI", "rel. err"] + (
+            ["OBP (same probs)", "|diff|", "OBP (own MC)"] if obp else [])
+        rows = []
         for k, name in enumerate(names):
             v = float(r.value[k])
-            line = (f"   {name:<10} {v:>9.6f} [{r.lower[k]:>9.6f}, {r.upper[k]:>9.6f}] "
-                    f"{(v - e['ctr']) / e['ctr']:>+9.3f}")
+            rows.append([name, f"{v:.6f}", f"[{r.lower[k]:.6f}, {r.upper[k]:.6f}]",
+                         f"{(v - e['ctr']) / e['ctr']:+.3f}"])
             if obp:
-                o = obp[c]
-                same, own = o["on_engine_probs"][name], o["on_own_probs"][name]
-                line += f" {same:>17.6f} {abs(same - v):>8.1e} {own:>13.6f}"
-            print(line)
+                same, own = obp[c]["on_engine_probs"][name], obp[c]["on_own_probs"][name]
+                rows[-1] += [f"{same:.6f}", f"{abs(same - v):.1e}", f"{own:.6f}"]
+        print(textwrap.indent(render_table(header, rows, format="text"), "   "))
         t = e["times"]
         print(f"   time, engine: exact BTS probabilities {t['exact'][1]:.3f} s (first call "
               f"{t['exact'][0]:.2f} s), Monte Carlo {t['mc']:.2f} s (one call, with its "

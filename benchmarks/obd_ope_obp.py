@@ -1,18 +1,10 @@
-"""The Open Bandit Pipeline's side of ``benchmarks/obd_ope.py`` (runs under OBP's Python).
+"""The Open Bandit Pipeline's side of ``benchmarks/obd_ope.py``, run under OBP's Python 3.10
+(it imports NumPy and ``obp`` only).
 
-OBP 0.5.7 needs Python 3.10 and is not a dependency of jaxbandits; this script imports only
-NumPy and ``obp`` and is started by ``python -m benchmarks.obd_ope --obp-python <python>``
-in a separate interpreter. Two modes:
-
-``--benchmark IN.npz OUT.json``: for each campaign in IN (the engine's BTS action
-probabilities ``probs_<c>`` ``(K, L)`` and reward model ``q_<c>`` ``(n, K, L)``), OBP's BTS
-action distribution from its shipped prior (``BernoulliTS(is_zozotown_prior=True)
-.compute_batch_action_dist``, timed) and its estimators on the ``random/`` log, with its own
-and with the engine's probabilities (timed).
-
-``--reference OUT.json``: the small fixed case ``tests/test_ope.py`` compares with (the first
-``ROWS`` rounds of ``random/men``, a BTS action distribution of 10,000 draws, a reward model
-given by a formula), written once; the test recomputes it without OBP.
+``--benchmark IN.npz OUT.json``: per campaign of IN (the engine's BTS probabilities
+``probs_<c>`` and reward model ``q_<c>``), OBP's BTS action distribution and its estimators with
+its own and the engine's probabilities, timed. ``--reference OUT.json``: the small fixed case
+``tests/test_ope.py`` compares with (the first ``ROWS`` rounds of ``random/men``).
 """
 
 from __future__ import annotations

@@ -1,15 +1,9 @@
 """Small experiments: seed-steps per second, compile included, at 1 to 1,000 runs.
 
-A researcher iterating on an idea runs 1-10 seeds and a paper reports 10-50: there the time to
-the first result (compile included) is what counts. This plays ``lin-ucb``, ``lin-ts`` and
-``ensemble-pp`` on ``linear`` (d = 10, K = 20, T = 1,000), and the disjoint agents on
-``disjoint-linear`` (one shared context, one theta* per arm) when it is registered, each run
-count in a fresh compile (the persistent cache off), and prints seed-steps/s = runs x T / (compile
-+ play). MABWiser and the Open Bandit Pipeline (OBP) play the disjoint problem as yardsticks
-when their Python is given (OBP 0.5.7 needs Python 3.10: a venv of its own); they play runs one
-after another, so their rate is measured on a few runs plus their import. Last, the cold-cache
-wall time of the default ``jaxbandits run`` (a fresh process and cache folder), then the same
-command again on the warm cache::
+The time to a first result at 1-50 seeds: ``lin-ucb``, ``lin-ts``, ``ensemble-pp`` on ``linear``
+and the disjoint agents on ``disjoint-linear``, each run count in a fresh compile, beside
+MABWiser and OBP (their own Python) on the disjoint problem; then the wall time of the default
+``jaxbandits run`` on a cold and a warm cache::
 
     python -m benchmarks.small_experiments --quick
     python -m benchmarks.small_experiments --block-runs default,1,8,32,128 --cli skip
@@ -19,8 +13,6 @@ command again on the warm cache::
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import shutil
 import subprocess
@@ -28,6 +20,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import numpy as np
+
+from benchmarks import timing as T
 
 # (engine agents, yardstick algorithms) of each problem; the yardsticks' LinUCB and LinTS are
 # per-arm (disjoint) models with one shared context, so they play the disjoint problem only.
@@ -38,41 +34,14 @@ PROBLEMS = {
 }
 
 
-def _ints(text: str) -> list[int]:
-    values = [int(v) for v in text.split(",") if v.strip()]
-    if not values or any(v <= 0 for v in values):
-        raise argparse.ArgumentTypeError(f"expected positive integers, got {text!r}")
-    return values
-
-
 def _blocks(text: str) -> list[int | None]:
-    out: list[int | None] = []
-    for v in text.split(","):
-        v = v.strip()
-        out.append(None if v == "default" else int(v))
-    return out
+    return [None if v.strip() == "default" else int(v) for v in text.split(",")]
 
 
 def _rate(x: float) -> str:
     if x >= 1e6:
         return f"{x / 1e6:.2f}M"
     return f"{x / 1e3:.1f}k" if x >= 1e3 else f"{x:.0f}"
-
-
-def _table(header: list[str], rows: list[list[str]], markdown: bool) -> None:
-    if markdown:
-        print("| " + " | ".join(header) + " |")
-        print("|" + "|".join("---" for _ in header) + "|")
-        for row in rows:
-            print("| " + " | ".join(row) + " |")
-        return
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    for row in [header, *rows]:
-        print("  ".join(str(c).rjust(w) for c, w in zip(row, widths, strict=True)))
-
-
-# ------------------------------------------------------------------------------------------------
-# The engine.
 
 
 def engine_rate(env, agent, horizon: int, num_runs: int, block_runs: int | None) -> dict:
@@ -95,79 +64,26 @@ def engine_rate(env, agent, horizon: int, num_runs: int, block_runs: int | None)
             "regret": result.final()[0]}
 
 
-# ------------------------------------------------------------------------------------------------
-# The yardsticks, in their own Python: a numpy copy of ``disjoint-linear`` (unit theta*_a, unit
-# contexts, N(0, 0.5^2) noise), each library's policy played round by round as a user would.
+def yardstick(python: str, lib: str, algos: list[str], dim: int, arms: int, horizon: int,
+              max_runs: int, budget: float) -> dict:
+    """``{algo: {"import", "per_run", "runs", "regret"} or why it did not run}``: ``lib``'s
+    LinUCB / LinTS in ``python`` on ``disjoint-linear`` instances (at most 100; the peer of
+    ``disjoint_peers``), each playing runs for ``budget`` seconds (at least one)."""
+    from benchmarks import disjoint_peers as peers
 
-_YARDSTICK = r'''
-import json, sys, time, types
-t0 = time.perf_counter()
-lib, algo, dim, arms, horizon, max_runs, budget = sys.argv[1:8]
-dim, arms, horizon, max_runs = int(dim), int(arms), int(horizon), int(max_runs)
-budget = float(budget)
-import numpy as np
-if lib == "mabwiser":
-    from mabwiser.mab import MAB, LearningPolicy
-else:
-    sys.modules.setdefault("seaborn", types.ModuleType("seaborn"))  # obp 0.5.7's plots only
-    from obp.policy import LinTS, LinUCB
-imported = time.perf_counter() - t0
-
-def unit(rng, shape):
-    x = rng.standard_normal(shape)
-    return x / np.linalg.norm(x, axis=-1, keepdims=True)
-
-def play(seed):
-    rng = np.random.default_rng(seed)
-    theta = unit(rng, (arms, dim))
-    xs = unit(rng, (horizon, dim))
-    noise = 0.5 * rng.standard_normal(horizon)
-    regret = 0.0
-    if lib == "mabwiser":
-        lp = (LearningPolicy.LinUCB(alpha=1.0, l2_lambda=1.0) if algo == "lin-ucb"
-              else LearningPolicy.LinTS(alpha=1.0, l2_lambda=1.0))
-        mab = MAB(list(range(arms)), lp, seed=seed)
-        # MABWiser needs one fit before predicting: one round per arm on the first context
-        mab.fit(list(range(arms)), [0.0] * arms, np.repeat(xs[:1], arms, 0))
-        for t in range(horizon):
-            x = xs[t:t + 1]
-            a = int(mab.predict(x))
-            means = theta @ xs[t]
-            regret += means.max() - means[a]
-            mab.partial_fit([a], [means[a] + noise[t]], x)
-    else:
-        cls = LinUCB if algo == "lin-ucb" else LinTS
-        kw = {"epsilon": 1.0} if algo == "lin-ucb" else {}
-        pol = cls(dim=dim, n_actions=arms, random_state=seed, **kw)
-        for t in range(horizon):
-            x = xs[t:t + 1]
-            a = int(pol.select_action(x)[0])
-            means = theta @ xs[t]
-            regret += means.max() - means[a]
-            pol.update_params(action=a, reward=float(means[a] + noise[t]), context=x)
-    return regret
-
-regrets, start = [], time.perf_counter()
-while len(regrets) < max_runs and (not regrets or time.perf_counter() - start < budget):
-    regrets.append(play(len(regrets)))
-per_run = (time.perf_counter() - start) / len(regrets)
-print(json.dumps({"import": imported, "per_run": per_run, "runs": len(regrets),
-                  "regret": float(np.mean(regrets))}))
-'''
-
-
-def yardstick(python: str, lib: str, algo: str, dim: int, arms: int, horizon: int,
-              max_runs: int, budget: float) -> dict | str:
-    """``{"import", "per_run", "runs", "regret"}`` from ``python``, or why it did not run."""
-    cmd = [python, "-c", _YARDSTICK, lib, algo, str(dim), str(arms), str(horizon),
-           str(max_runs), str(budget)]
-    try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=budget * 4 + 300)
-    except (OSError, subprocess.TimeoutExpired) as err:
-        return f"{lib} did not run: {err}"
-    if out.returncode:
-        return f"{lib} did not run: {(out.stderr.strip().splitlines() or ['?'])[-1]}"
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    with tempfile.TemporaryDirectory() as tmp:
+        instances = Path(tmp) / "instances.npz"
+        shared, means, rewards = peers.draw_instances(min(max_runs, 100), horizon, dim, arms,
+                                                      0.5, 0)
+        np.savez(instances, shared=shared, means=means, rewards=rewards,
+                 algorithms=np.array(algos), alpha=1.0, v=1.0, epsilon=0.1, reg=1.0)
+        data = peers.finish_peer(lib, *peers.start_peer(python, lib, instances, Path(tmp),
+                                                        budget))
+    if data is None:
+        return {algo: f"{lib} did not run" for algo in algos}
+    return {algo: {"import": data["import"], "runs": len(final), "regret": float(final.mean()),
+                   "per_run": data["seconds"][algo] / len(final)}
+            for algo, final in data["final_regret"].items()}
 
 
 def _has_module(python: str, module: str) -> bool:
@@ -178,10 +94,6 @@ def _has_module(python: str, module: str) -> bool:
         return out.returncode == 0
     except (OSError, subprocess.TimeoutExpired):
         return False
-
-
-# ------------------------------------------------------------------------------------------------
-# The command line's default experiment on a cold, then a warm, persistent cache.
 
 
 def cli_wall(extra: list[str]) -> tuple[float, float, str]:
@@ -203,39 +115,23 @@ def cli_wall(extra: list[str]) -> tuple[float, float, str]:
     return times[0], times[1], last
 
 
-# ------------------------------------------------------------------------------------------------
-
-
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--quick", action="store_true",
-                   help="T = 200, runs 1,10,30, linear only, the CLI timed with --horizon 1000 "
-                        "--runs 10")
-    p.add_argument("--runs", type=_ints, default=None, help="run counts (default 1,10,30,100,1000)")
-    p.add_argument("--horizon", type=int, default=None, help="T (default 1000)")
-    p.add_argument("--dim", type=int, default=10)
-    p.add_argument("--num-arms", type=int, default=20)
-    p.add_argument("--problems", default=None,
-                   help=f"comma-separated, among {', '.join(PROBLEMS)} (default: those registered)")
-    p.add_argument("--agents", default=None, help="only these engine agents (comma-separated)")
-    p.add_argument("--block-runs", type=_blocks, default=[None],
-                   help="block sizes to time, 'default' for the engine's (e.g. default,1,8,128)")
-    p.add_argument("--cpu-devices", type=int, default=None,
-                   help="split the CPU into this many devices (default: one per core, as "
-                        "`jaxbandits run` does)")
-    p.add_argument("--mabwiser-python", default=None,
-                   help="a Python with mabwiser (default: this one, if it has it)")
-    p.add_argument("--obp-python", default=None,
-                   help="a Python 3.10 with obp 0.5.7 (default: this one, if it has it)")
-    p.add_argument("--yardstick-budget", type=float, default=20.0,
-                   help="seconds each yardstick plays runs for (at least one run)")
-    p.add_argument("--warm-cache", action="store_true",
-                   help="time each experiment on a warm persistent cache (as a script run a "
-                        "second time): played once untimed into a fresh cache folder first")
-    p.add_argument("--cli", choices=("default", "quick", "skip"), default=None,
-                   help="time the default `jaxbandits run` (default), a short one (quick) or not")
-    p.add_argument("--markdown", action="store_true")
-    args = p.parse_args(argv)
+    args = T.cli(__doc__, argv, quick=(False, "T = 200, runs 1,10,30, linear only, the CLI "
+                                       "timed with --horizon 1000 --runs 10"),
+                 runs=(T.int_list, None, "run counts (default 1,10,30,100,1000)"),
+                 horizon=(int, None, "T (default 1000)"), dim=10, num_arms=20,
+                 problems=(str, None, f"among {', '.join(PROBLEMS)} (default: those registered)"),
+                 agents=(str, None, "only these engine agents"),
+                 block_runs=(_blocks, [None], "block sizes, 'default' for the engine's"),
+                 cpu_devices=(int, None, T.CPU_DEVICES_HELP),
+                 mabwiser_python=(str, None, "a Python with mabwiser (default: this one)"),
+                 obp_python=(str, None, "a Python 3.10 with obp 0.5.7 (default: this one)"),
+                 yardstick_budget=(20.0, "seconds each yardstick plays runs for"),
+                 warm_cache=(False, "time each experiment on a warm persistent cache (played "
+                             "once untimed into a fresh cache folder first)"),
+                 cli=({"choices": ("default", "quick", "skip")}, None,
+                      "time the default `jaxbandits run` (default), a short one (quick) or not"),
+                 markdown=False)
     quick = args.quick
     runs = args.runs or ([1, 10, 30] if quick else [1, 10, 30, 100, 1000])
     horizon = args.horizon or (200 if quick else 1000)
@@ -273,19 +169,17 @@ def main(argv=None) -> int:
         for name in names:
             agent = jb.make_agent(name)
             for n in runs:
-                best = None
                 for block in args.block_runs:
                     if cache_dir:
                         engine_rate(env, agent, horizon, n, block)  # fills the cache
                     m = engine_rate(env, agent, horizon, n, block)
                     tag = "default" if block is None else str(block)
-                    rows.append([name, str(n), f"{tag} ({m['block_runs']})", f"{m['compile']:.2f}",
-                                 f"{m['play']:.2f}", f"{m['total']:.2f}", _rate(m["rate"]),
-                                 f"{m['regret']:.1f}"])
-                    best = max(best or 0.0, m["rate"])
+                    rows.append([name, str(n), f"{tag} ({m['block_runs']})",
+                                 f"{m['compile']:.2f}", f"{m['play']:.2f}", f"{m['total']:.2f}",
+                                 _rate(m["rate"]), f"{m['regret']:.1f}"])
                     print("  " + " ".join(rows[-1]), flush=True)
-        _table(["agent", "runs", "block_runs", "compile s", "play s", "total s", "seed-steps/s",
-                "mean regret"], rows, args.markdown)
+        T.print_table(["agent", "runs", "block_runs", "compile s", "play s", "total s",
+                       "seed-steps/s", "mean regret"], rows, args.markdown)
         if algos:
             _yardsticks(args, algos, horizon, runs)
 
@@ -307,9 +201,9 @@ def _yardsticks(args, algos: list[str], horizon: int, runs: list[int]) -> None:
         if not _has_module(python, module):
             print(f"  {lib}: not installed for {python} (pass --{lib}-python), skipped")
             continue
-        for algo in algos:
-            m = yardstick(python, lib, algo, args.dim, args.num_arms, horizon, max(runs),
-                          args.yardstick_budget)
+        measured = yardstick(python, lib, algos, args.dim, args.num_arms, horizon, max(runs),
+                             args.yardstick_budget)
+        for algo, m in measured.items():
             if isinstance(m, str):
                 print("  " + m)
                 continue
@@ -319,8 +213,8 @@ def _yardsticks(args, algos: list[str], horizon: int, runs: list[int]) -> None:
                              _rate(n * horizon / total), f"{m['regret']:.1f} ({m['runs']} runs)"])
     if rows:
         print("yardsticks (import + runs x the measured seconds per run):")
-        _table(["library", "runs", "import s", "total s", "seed-steps/s", "mean regret"], rows,
-               args.markdown)
+        T.print_table(["library", "runs", "import s", "total s", "seed-steps/s", "mean regret"],
+                      rows, args.markdown)
 
 
 if __name__ == "__main__":

@@ -1,9 +1,6 @@
 """Streaming over runs: peak memory and throughput of ``lin-ts`` from 10^4 to 10^7 runs.
 
-Each run count plays in a fresh process (its peak RSS its own): ``jb.simulate`` with ``save_to``
-(the curves written block by block) on ``linear`` (d = 20, K = 50), T = 100; per run count the
-seed-steps per second (compile excluded), the peak RSS, the RSS sampled every half second (flat:
-the memory bound) and the rate relative to 10^4 runs in memory::
+Each run count plays ``jb.simulate(..., save_to=...)`` in a fresh process (its own peak RSS)::
 
     python -m benchmarks.streaming                      # 10^4, 10^5, 10^6, 10^7 runs
     python -m benchmarks.streaming --runs 10000,100000  # quicker
@@ -11,7 +8,6 @@ the memory bound) and the rate relative to 10^4 runs in memory::
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
@@ -20,7 +16,7 @@ import tempfile
 import textwrap
 from pathlib import Path
 
-from benchmarks.timing import CPU_DEVICES_HELP, int_list
+from benchmarks.timing import CPU_DEVICES_HELP, cli
 
 CHILD = textwrap.dedent(
     """
@@ -61,34 +57,30 @@ CHILD = textwrap.dedent(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int_list, default=[10**4, 10**5, 10**6, 10**7],
-                        help="run counts (default 10^4, 10^5, 10^6, 10^7)")
-    parser.add_argument("--reference", type=int, default=10**4,
-                        help="the run count played in memory, not streamed (default 10^4)")
-    parser.add_argument("--horizon", type=int, default=100, help="rounds T (default 100)")
-    parser.add_argument("--block-runs", type=int, default=None,
-                        help="runs per block (default: the runner's, 128 for lin-ts)")
-    parser.add_argument("--cpu-devices", type=int, default=None, help=CPU_DEVICES_HELP)
-    args = parser.parse_args(argv)
-
+    args = cli(__doc__, argv, runs=[10**4, 10**5, 10**6, 10**7],
+               reference=(10**4, "the run count played in memory, not streamed"),
+               horizon=100, block_runs=(int, None, "runs per block (default: the runner's)"),
+               cpu_devices=(int, None, CPU_DEVICES_HELP))
     root = Path(__file__).resolve().parents[1]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for runs in sorted({args.reference, *args.runs}):
             stream = None if runs == args.reference else tmp
-            payload = json.dumps([runs, args.horizon, args.cpu_devices, stream,
-                                  args.block_runs])
+            payload = json.dumps([runs, args.horizon, args.cpu_devices, stream, args.block_runs])
             proc = subprocess.run([sys.executable, "-c", CHILD, payload], cwd=root,
                                   capture_output=True, text=True,
                                   env=dict(os.environ, PYTHONPATH=str(root)))
             if proc.returncode != 0:
                 print(proc.stderr[-3000:], file=sys.stderr)
                 return proc.returncode
-            row = json.loads(proc.stdout.strip().splitlines()[-1])
-            row["streamed"] = stream is not None
-            rows.append(row)
-            _print_row(row, rows[0]["rate"])
+            rows.append(row := json.loads(proc.stdout.strip().splitlines()[-1]))
+            samples = row["samples"] or [row["start_rss"]]
+            print(f"{runs:>11,} runs {'streamed' if stream else 'in memory':>9}: "
+                  f"{row['rate']:>12,.0f} seed-steps/s ({row['rate'] / rows[0]['rate']:6.1%} of "
+                  f"the reference), wall {row['wall']:8.1f} s, peak RSS {_mib(row['peak_rss'])}, "
+                  f"RSS while running {_mib(min(samples))}-{_mib(max(samples))} ({len(samples)} "
+                  f"samples), final regret {row['final'][0]:.2f} ± {row['final'][1]:.2f}",
+                  flush=True)
             for leftover in Path(tmp).glob("lin-ts*"):
                 leftover.unlink()
     first = rows[0]
@@ -99,15 +91,6 @@ def main(argv: list[str] | None = None) -> int:
 
 def _mib(n: float) -> str:
     return f"{n / 2**20:,.0f} MiB"
-
-
-def _print_row(row: dict, reference_rate: float) -> None:
-    samples = row["samples"] or [row["start_rss"]]
-    print(f"{row['runs']:>11,} runs {'streamed' if row['streamed'] else 'in memory':>9}: "
-          f"{row['rate']:>12,.0f} seed-steps/s ({row['rate'] / reference_rate:6.1%} of the "
-          f"reference), wall {row['wall']:8.1f} s, peak RSS {_mib(row['peak_rss'])}, RSS while "
-          f"running {_mib(min(samples))}-{_mib(max(samples))} ({len(samples)} samples), "
-          f"final regret {row['final'][0]:.2f} ± {row['final'][1]:.2f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""What the throughput scripts share: agent specs, JAX timing, machine lines and tables."""
+"""What the timing scripts share: command lines, agent specs, JAX timing, machine lines, tables."""
 
 from __future__ import annotations
 
@@ -28,6 +28,42 @@ def int_list(text: str) -> list[int]:
     return values
 
 
+def cli(doc: str, argv=None, quick_defaults: dict | None = None, **flags) -> argparse.Namespace:
+    """A script's command line: ``--name-with-dashes`` for each ``name=spec`` of ``flags``, a
+    spec being ``default``, ``(default, help)`` or ``(type or argparse keywords, default,
+    help)``; the type follows the default (a bool: a switch, a list: :func:`int_list`). With
+    ``quick_defaults`` ``{name: default}``, ``--quick`` takes those; ``args.given``: the flags
+    given. ``args.error``: the parser's ``error``."""
+    parser = argparse.ArgumentParser(description=doc.strip().split("\n\n")[0])
+    defaults, quick = {}, quick_defaults
+    for name, spec in flags.items():
+        spec = spec if isinstance(spec, tuple) else (spec,)
+        kind, default, text = spec if len(spec) == 3 else (None, spec[0], spec[1:] and spec[1])
+        keywords = dict(kind) if isinstance(kind, dict) else {"type": kind} if kind else (
+            {"action": "store_true"} if isinstance(default, bool) else
+            {"type": int_list} if isinstance(default, list) else
+            {"type": type(default)} if default is not None else {})
+        defaults[name] = default
+        if quick is not None and name in quick and quick[name] != default:
+            text = f"{text or ''} (quick: {_show(quick[name])})"
+        parser.add_argument("--" + name.replace("_", "-"), help=text or None, **keywords,
+                            default=default if quick is None else None)
+    if quick is not None:
+        parser.add_argument("--quick", action="store_true", help="tiny sizes: a smoke test")
+    args = parser.parse_args(argv)
+    args.error = parser.error
+    if quick is not None:
+        args.given = {"--" + n.replace("_", "-") for n in flags if getattr(args, n) is not None}
+        for name, default in defaults.items():
+            if getattr(args, name) is None:
+                setattr(args, name, quick.get(name, default) if args.quick else default)
+    return args
+
+
+def _show(value: Any) -> str:
+    return ",".join(map(str, value)) if isinstance(value, list) else str(value)
+
+
 def parse_agent_spec(spec: str) -> tuple[str, tuple[tuple[str, Any], ...]]:
     """``"name[:field=value...]"`` -> ``(name, ((field, value), ...))``, each value read by the
     kind of the agent's field as ``jaxbandits run --set agent.FIELD=VALUE`` reads it."""
@@ -44,39 +80,12 @@ def parse_agent_spec(spec: str) -> tuple[str, tuple[tuple[str, Any], ...]]:
     return name, tuple(overrides)
 
 
-def parse_options(doc: str, options: dict[str, tuple[dict, str, Any, Any]],
-                  argv=None) -> tuple[argparse.ArgumentParser, argparse.Namespace]:
-    """A benchmark's command line: ``options`` ``{flag: (argparse keywords, help, default, quick
-    default)}`` (the help shows both defaults) and the common ``--dim``, ``--num-arms``,
-    ``--seed``, ``--cpu-devices``, ``--block-runs``, ``--quick``, ``--markdown``. An option not
-    given takes its default (its quick one under ``--quick``); ``args.given`` holds the options
-    given."""
-    p = argparse.ArgumentParser(description=doc.split("\n\n")[0])
-    options = {**options, "--dim": ({"type": int}, "d of the environment", 20, 20),
-               "--num-arms": ({"type": int}, "K of the environment", 50, 50),
-               "--seed": ({"type": int}, "the key of the runs", 0, 0),
-               "--cpu-devices": ({"type": int}, CPU_DEVICES_HELP, None, None),
-               "--block-runs": ({"type": block_runs_option}, BLOCK_RUNS_HELP, None, None)}
-    for flag, (keywords, text, full, quick) in options.items():
-        shown = "" if full is None else f" (default {_show(full)}" + (
-            "" if quick == full else f"; quick: {_show(quick)}") + ")"
-        p.add_argument(flag, **keywords, default=None, help=text + shown)
-    p.add_argument("--quick", action="store_true", help="tiny sizes: a smoke test")
-    p.add_argument("--markdown", action="store_true", help="print the tables as markdown")
-    args = p.parse_args(argv)
-    args.given = {flag for flag in options if getattr(args, _dest(flag)) is not None}
-    for flag, (_, _, full, quick) in options.items():
-        if flag not in args.given:
-            setattr(args, _dest(flag), quick if args.quick else full)
-    return p, args
+def make_agent(spec: str):
+    """The registry agent of ``name[:field=value...]``."""
+    import jaxbandits as jb
 
-
-def _dest(flag: str) -> str:
-    return flag.lstrip("-").replace("-", "_")
-
-
-def _show(value: Any) -> str:
-    return ",".join(map(str, value)) if isinstance(value, list) else str(value)
+    name, overrides = parse_agent_spec(spec)
+    return jb.make_agent(name, **dict(overrides))
 
 
 def block_runs_option(value: str) -> int | str | None:
@@ -88,6 +97,23 @@ def block_runs_option(value: str) -> int | str | None:
     if not value.isdigit() or int(value) < 1:
         raise argparse.ArgumentTypeError(f"expected a positive number or 'all', got {value!r}")
     return int(value)
+
+
+#: the options every throughput script takes
+COMMON = {"dim": (20, "d of the environment"), "num_arms": (50, "K of the environment"),
+          "seed": (0, "the key of the runs"), "cpu_devices": (int, None, CPU_DEVICES_HELP),
+          "block_runs": ({"type": block_runs_option}, None, BLOCK_RUNS_HELP),
+          "markdown": (False, "print the tables as markdown")}
+
+
+def start(cpu_devices: int | None):
+    """The devices (``jb.use_cpu_cores``) and the persistent compilation cache (compile times
+    are reported apart; the cache shortens reruns); returns ``jaxbandits``."""
+    import jaxbandits as jb
+
+    jb.use_cpu_cores(cpu_devices)
+    jb.use_compilation_cache()
+    return jb
 
 
 def time_jax(env, agent, horizon: int, runs: int, *, repeats: int, min_time: float,
@@ -116,6 +142,56 @@ def time_jax(env, agent, horizon: int, runs: int, *, repeats: int, min_time: flo
     return {"rate": best_rate, "wall": best_wall, "compile": compile_time or 0.0, "calls": calls}
 
 
+def jax_line(label: str, runs, m: dict) -> str:
+    """The progress line of one :func:`time_jax` measurement."""
+    return (f"[jax]   {label} runs={runs}: {fmt_rate(m['rate'])} seed-steps/s, compile "
+            f"{m['compile']:.2f} s, {m['calls']} call(s)")
+
+
+def flatness(env, agent, horizons, runs: int, *, chunk_size: int | None, seed: int,
+             repeats: int = 1, max_time: float = math.inf) -> list[dict]:
+    """One ``jb.simulate`` per increasing horizon (the best of ``repeats``, none once
+    ``max_time`` seconds went into a horizon): its rate, and the window of rounds it adds to
+    the previous horizon with their marginal rate and ms per round."""
+    import jaxbandits as jb
+
+    rows, prev_h, prev_wall = [], 0, 0.0
+    for h in horizons:
+        walls = []
+        for _ in range(repeats):
+            if walls and sum(walls) >= max_time:
+                break
+            walls.append(jb.simulate(env, agent, seed, h, runs, progress=False,
+                                     chunk_size=chunk_size).wall_time)
+        wall = min(walls)
+        rows.append({"horizon": h, "wall": wall, "rate": runs * h / wall, "window": (prev_h + 1, h),
+                     "ms_per_round": 1e3 * (wall - prev_wall) / (h - prev_h),
+                     "marginal": runs * (h - prev_h) / max(wall - prev_wall, 1e-9)})
+        prev_h, prev_wall = h, wall
+    return rows
+
+
+def best_seconds(fn, repeats: int, min_time: float = 0.0, budget: float = math.inf,
+                 warmup: bool = False) -> float:
+    """The fewest seconds per call of ``fn`` (its result waited for) over up to ``repeats``
+    trials that each call it until ``min_time`` seconds (at least once), after an untimed call
+    with ``warmup``; no trial starts once ``budget`` seconds were spent."""
+    import jax
+
+    if warmup:
+        jax.block_until_ready(fn())
+    best, spent = math.inf, 0.0
+    for _ in range(repeats):
+        calls, begin = 0, time.perf_counter()
+        while not calls or (elapsed := time.perf_counter() - begin) < min_time:
+            jax.block_until_ready(fn())
+            calls, elapsed = calls + 1, time.perf_counter() - begin
+        best, spent = min(best, elapsed / calls), spent + elapsed
+        if spent >= budget:
+            break
+    return best
+
+
 def matmul_gflops(rows: int = 2048, width: int = 2048, runs: int | None = None,
                   min_time: float = 1.0) -> float:
     """GFLOP/s of a jitted float32 ``(rows, width) @ (width, width)`` product on JAX's default
@@ -142,6 +218,11 @@ def load_line(when: str = "") -> str:
         f"{x:.2f}" for x in os.getloadavg())
 
 
+def end_line(start: float) -> str:
+    """The last line of a benchmark: its seconds and the load at the end."""
+    return f"total benchmark time {time.perf_counter() - start:.1f} s; {load_line('at the end')}"
+
+
 def header_line(title: str, middle: str) -> str:
     """``title | jax and its devices | middle | python, CPUs and load``."""
     import jax
@@ -158,7 +239,8 @@ def fmt_rate(x: float | None) -> str:
     return f"{x:,.0f}" if x >= 100 else f"{x:,.1f}" if x >= 1 else f"{x:.3f}"
 
 
-def print_table(header: list[str], body: list[list[str]], markdown: bool) -> None:
+def print_table(header: list[str], body: list[list], markdown: bool) -> None:
     """Prints rows as aligned plain text (first column left, the rest right) or markdown."""
-    print(render_table(header, body, format="markdown" if markdown else "text",
-                       align="l" + "r" * (len(header) - 1)))
+    print(render_table(header, [[str(c) for c in row] for row in body],
+                       format="markdown" if markdown else "text",
+                       align="l" + "r" * (len(header) - 1)), flush=True)
