@@ -9,9 +9,9 @@ pair, the acceptance line of both ("within 2x of ``linear``").
 
 The parts (``--parts``, the default): ``random`` on each environment is the runner and the
 environment alone; each agent's share is its total less that. The environment's context draw
-(``observe`` and the K mean rewards) and each agent's ``update`` (of the arm ``t mod K``, a
-fixed context) are also timed alone, in a loop of T rounds vmapped over the runs of one block;
-its ``act`` is a loop of whole rounds (draw, act, reward, update) less those two::
+(``observe`` and the K mean rewards) and each agent's ``update`` (run ``r`` of arm ``(t + r)
+mod K``, a fixed context) are also timed alone, in a loop of T rounds vmapped over the runs of
+one block; its ``act`` is a loop of whole rounds (draw, act, reward, update) less those two::
 
     python -m benchmarks.disjoint_rate                       # 256 runs, T = 1,000, d = 10, K = 20
     python -m benchmarks.disjoint_rate --no-parts --cpu-devices 0   # totals, one device per core
@@ -67,8 +67,8 @@ def _block_loop(body, horizon: int, block: int):
 
 def parts(env, agent, horizon: int, block: int, repeats: int) -> dict[str, tuple[float, float]]:
     """ns per seed-step (CPU, wall) of the environment's context draw (``observe`` and the
-    mean rewards), of ``agent``'s ``update`` alone (the round's arm ``t mod K``, a fixed
-    context) and of its ``act`` (a round of draw, act, reward and update, less the draw and
+    mean rewards), of ``agent``'s ``update`` alone (run ``r`` updates arm ``(t + r) mod K``, a
+    fixed context) and of its ``act`` (a round of draw, act, reward and update, less the draw and
     the update alone), over one block of ``block`` runs."""
     spec = env.spec()
     keys = jax.vmap(lambda i: jax.random.fold_in(jax.random.key(1), i))(jnp.arange(block))
@@ -97,19 +97,21 @@ def parts(env, agent, horizon: int, block: int, repeats: int) -> dict[str, tuple
         return (env_state, state), acc + reward
 
     def update(key, t, carry):
-        (context, state), acc = carry
-        action = t % spec.num_arms
+        (context, state, offset), acc = carry
+        action = (t + offset) % spec.num_arms  # each run its own arm, as in a real round
         reward = jax.random.normal(key)
         feedback = jb.core.Feedback(reward=reward, regret=jnp.zeros_like(reward))
         state = agent.update(state, key, context, action, feedback)
-        return (context, state), acc + reward
+        return (context, state, offset), acc + reward
 
     zero = jnp.zeros((block,))
     contexts = jax.vmap(lambda k, s: env.observe(k, s, 0))(keys, env_states)
     out = {"draw": timed(_block_loop(draw, horizon, block), keys, (env_states, zero))}
     if agent.name == "random":
         return {**out, "act": (0.0, 0.0), "update": (0.0, 0.0)}
-    out["update"] = timed(_block_loop(update, horizon, block), keys, ((contexts, states), zero))
+    offsets = jnp.arange(block, dtype=jnp.int32)
+    out["update"] = timed(_block_loop(update, horizon, block), keys,
+                          ((contexts, states, offsets), zero))
     whole = timed(_block_loop(round_, horizon, block), keys, ((env_states, states), zero))
     out["act"] = tuple(w - d - u for w, d, u in zip(whole, out["draw"], out["update"],
                                                      strict=True))
