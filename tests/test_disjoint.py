@@ -3,6 +3,8 @@
 * ``ArrayEnv`` reproduces the arrays it is given (shared by all runs, and one slice per run),
   through ``simulate``; it rejects bad arrays with a ``ValueError`` naming the array and index.
 * ``disjoint-lin-ucb`` learns the disjoint linear bandit: well below uniform play.
+* ``disjoint-linear``'s cheaper context draw gives the Gaussians of ``draw_vectors`` bit for
+  bit, and its means are ``x_t^T theta*_a``.
 * ``disjoint-classification`` shows the table's row to every arm and pays 1 for the right class.
 """
 
@@ -96,6 +98,29 @@ def test_disjoint_lin_ucb_learns_the_disjoint_model():
     results = jb.compare(env, agents, 0, horizon=300, num_runs=8, progress=False)
     final = {name: r.final()[0] for name, r in results.items()}
     assert final["disjoint"] < 0.4 * final["random"]
+
+
+@pytest.mark.parametrize("kind", ["sphere", "gaussian"])
+def test_disjoint_linear_context_is_the_plain_draw(kind):
+    """The context drawn 16 wide and sliced (8 < d < 16) or as is: the Gaussians of a plain
+    ``draw_vectors(key, (d,))`` bit for bit, under vmap as the runner draws them (the sphere's
+    normalisation may round differently once compiled: to 1e-6); the means are
+    ``theta*_a^T x_t``."""
+    keys = jax.random.split(jax.random.key(4), 5)
+    for dim in (10, 16):  # drawn 16 wide and sliced; drawn as is
+        env = jb.make_env("disjoint-linear", dim=dim, num_arms=4, context_prior=kind)
+        state = env.init(jax.random.key(0))
+        context = jax.jit(jax.vmap(lambda k, e=env, s=state: e.observe(k, s, jnp.int32(0))))(keys)
+        plain = jax.jit(jax.vmap(
+            lambda k, d=dim: jb.envs.draw_vectors(k, (d,), kind, 1.0 / jnp.sqrt(d))))
+        if kind == "gaussian":
+            np.testing.assert_array_equal(np.asarray(context.shared), np.asarray(plain(keys)))
+        else:
+            np.testing.assert_allclose(np.asarray(context.shared), np.asarray(plain(keys)),
+                                       rtol=1e-6, atol=1e-7)
+        means = env.mean_rewards(state, jax.tree.map(lambda x: x[0], context))
+        np.testing.assert_allclose(np.asarray(means), np.asarray(state.theta)
+                                   @ np.asarray(context.shared[0]), rtol=1e-5, atol=1e-6)
 
 
 def test_disjoint_classification_shares_the_row_and_pays_the_class():
