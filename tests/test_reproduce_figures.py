@@ -1,0 +1,71 @@
+"""The compact figure scripts of benchmarks/ (``framework.figure_main``): their verdict helpers,
+their configurations at every scale (built, not run), and the claims they decide at ``tiny``.
+
+A tiny run here asserts the verdict the paper states where the tiny scale decides it with fixed
+keys (a wide gap); the other scripts' claims need the ``small`` scale (their pages on
+docs/reproductions/ give the numbers), so only their configurations are checked.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from reproduce_checks import run_tiny
+
+from benchmarks import ensemble_pp_fig6, framework, reproduce
+
+SCRIPTS = (ensemble_pp_fig6,)
+
+
+def test_verdicts_of_paired_orderings():
+    a = np.array([1.0, 2.0, 3.0, 4.0])
+    assert framework.below(a, a + 1.0)[0] is True
+    assert framework.below(a + 1.0, a)[0] is False
+    assert framework.below(a, a + np.array([1.0, -1.0, 1.0, -1.0]))[0] is None
+    assert framework.not_worse(1.05 * a, a)[0] is True  # within +10%
+    assert framework.not_worse(2.0 * a, a)[0] is False
+    assert framework.all_of([True, None]) is None
+    assert framework.all_of([True, False, None]) is False
+    assert framework.all_of([True, True]) is True
+
+
+def test_sublinear_reads_the_average_regret_over_the_second_half():
+    class Curves:  # the fields of a Result that ``sublinear`` reads
+        horizon = 100
+        steps = np.array([25, 50, 75, 100])
+        cumulative_regret = np.array([[25.0, 40.0, 50.0, 60.0], [25.0, 45.0, 60.0, 70.0]])
+
+    assert framework.sublinear(Curves)[0] is True  # 0.8 -> 0.6 and 0.9 -> 0.7
+    Curves.cumulative_regret = np.array([[10.0, 20.0, 40.0, 60.0], [10.0, 20.0, 40.0, 61.0]])
+    assert framework.sublinear(Curves)[0] is False  # 0.4 -> 0.6, every run
+
+
+@pytest.mark.parametrize("module", SCRIPTS, ids=lambda m: m.NAME)
+def test_every_scale_builds_and_is_listed(module):
+    """Each scale's experiments are built (no run): agents and environments exist, every panel
+    plays the scale's horizon and runs, and the script is on the reproduction list."""
+    assert tuple(module.SCALES) == framework.SCALES
+    assert module.NAME in reproduce.PAPERS
+    for config in module.SCALES.values():
+        experiments = module.experiments(config)
+        assert experiments
+        for experiment in experiments.values():
+            assert isinstance(experiment, framework.Experiment) and experiment.agents
+            assert experiment.options["block_runs"] == experiment.num_runs
+            assert experiment.horizon in experiment.options["record"]
+
+
+def test_scales_hold_the_papers_sizes():
+    paper = {m.NAME: m.SCALES["paper"] for m in SCRIPTS}
+    assert dataclasses.astuple(paper["ensemble_pp_fig6"])[:4] == (50, 10_000, 1000, 200)
+
+
+@pytest.mark.full
+def test_ensemble_pp_fig6_tiny(tmp_path):
+    """Li et al. 2024, Fig. 6: ES matches TS at a moderate M, and M = 1 does not (tiny: d = 4,
+    K = 20, 16 runs; the gap at M = 1 is +38 ± 33 against a tolerance of 2)."""
+    _, config, report = run_tiny(ensemble_pp_fig6, tmp_path, expected={
+        "[Fig. 6] ES matches TS": True, "[Fig. 6] the smallest M": True})
+    assert report.table("Gap to TS").row_labels == [f"M = {m}" for m in config.sizes]
