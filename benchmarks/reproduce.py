@@ -30,6 +30,7 @@ PAPERS: dict[str, tuple[str, str]] = {
     "lee_oh_demo": ("Lee & Oh 2024", "a demonstration (no experiments in the paper); Prop. 2"),
     "dueling_figs": ("Oh et al. 2026", "Fig. 2 / E.1, Figs. E.5-E.8, Tables E.2-E.3, App. E.3"),
     "dueling_acceptance": ("Oh et al. 2026", "Fig. 2's ordering with enough runs to decide"),
+    "dueling_scaling": ("Oh et al. 2026", "Figs. E.2-E.4, the d = 100 run, Figs. E.9-E.10"),
 }
 PAPER_ORDER = ("Sun et al. 2025", "Li et al. 2024", "Bae & Lee 2025", "Lee & Oh 2024",
                "Oh et al. 2026")

@@ -14,9 +14,14 @@ import numpy as np
 import pytest
 from reproduce_checks import run_tiny
 
-from benchmarks import ensemble_pp_fig6, framework, reproduce
+from benchmarks import (
+    dueling_scaling,
+    ensemble_pp_fig6,
+    framework,
+    reproduce,
+)
 
-SCRIPTS = (ensemble_pp_fig6,)
+SCRIPTS = (ensemble_pp_fig6, dueling_scaling)
 
 
 def test_verdicts_of_paired_orderings():
@@ -60,6 +65,9 @@ def test_every_scale_builds_and_is_listed(module):
 def test_scales_hold_the_papers_sizes():
     paper = {m.NAME: m.SCALES["paper"] for m in SCRIPTS}
     assert dataclasses.astuple(paper["ensemble_pp_fig6"])[:4] == (50, 10_000, 1000, 200)
+    duel = paper["dueling_scaling"]
+    assert (duel.wide, duel.large_dim, duel.many_arms, duel.big_dim, duel.ts_widths) == (
+        100, 10, 10, 100, (500, 1000))
 
 
 @pytest.mark.full
@@ -69,3 +77,12 @@ def test_ensemble_pp_fig6_tiny(tmp_path):
     _, config, report = run_tiny(ensemble_pp_fig6, tmp_path, expected={
         "[Fig. 6] ES matches TS": True, "[Fig. 6] the smallest M": True})
     assert report.table("Gap to TS").row_labels == [f"M = {m}" for m in config.sizes]
+
+
+@pytest.mark.full
+def test_dueling_scaling_tiny(tmp_path):
+    """Oh et al. 2026, Fig. E.2's ordering at the tiny width: NVLDB-UCB-ASYM ends below uniform
+    pairs (8 runs of T = 100: paired gap -125 ± 51)."""
+    _, _, report = run_tiny(dueling_scaling, tmp_path, "--set", 'figures=["E.2"]', expected={
+        "[Fig. E.2] every NVLDB variant ends below every baseline": True})
+    assert report.table("R(T)/T").row_labels == ["Fig. E.2: square, m = 8"] * 2
