@@ -22,6 +22,7 @@ PAPERS: dict[str, tuple[str, str]] = {
     "anytime_fig3": ("Sun et al. 2025", "Fig. 3: the doubling schedule's b and T_0"),
     "anytime_fig4": ("Sun et al. 2025", "Fig. 4: Fig. 1's panels at d = 50, K = 500"),
     "neural_fig1": ("Sun et al. 2025", "Fig. 1 (distance, quadratic) and Fig. 2(d)"),
+    "neural_fig3": ("Sun et al. 2025", "Fig. 3, quadratic half: Neural-ES-DT's b and T_0"),
     "ensemble_pp_fig2": ("Li et al. 2024", "Fig. 2: regret against M; the M matching TS"),
     "ensemble_pp_ablation": ("Li et al. 2024", "Fig. 10(a)-(e): reference x perturbation laws"),
     "ensemble_pp_neural": ("Li et al. 2024", "Figs. 1/10, 3, 4, 11, 14, App. F.2, App. G.5"),

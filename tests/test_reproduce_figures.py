@@ -18,10 +18,11 @@ from benchmarks import (
     dueling_scaling,
     ensemble_pp_fig6,
     framework,
+    neural_fig3,
     reproduce,
 )
 
-SCRIPTS = (ensemble_pp_fig6, dueling_scaling)
+SCRIPTS = (neural_fig3, ensemble_pp_fig6, dueling_scaling)
 
 
 def test_verdicts_of_paired_orderings():
@@ -68,6 +69,7 @@ def test_scales_hold_the_papers_sizes():
     duel = paper["dueling_scaling"]
     assert (duel.wide, duel.large_dim, duel.many_arms, duel.big_dim, duel.ts_widths) == (
         100, 10, 10, 100, (500, 1000))
+    assert neural_fig3.SCALES["paper"].first_epochs == (50, 100, 300, 1000)
 
 
 @pytest.mark.full
