@@ -715,9 +715,9 @@ def user_data(make: Callable[[], Any], standin: Callable[[], Any] | None, what: 
     try:
         return make(), ""
     except DataNotFoundError as error:
-        first = str(error).strip().splitlines()[0]
-        note = (f"{what}: data file not found ({first}); "
-                + ("a bundled scikit-learn stand-in is run instead" if standin else "skipped"))
+        first = str(error).strip().splitlines()[0].rstrip(".")
+        note = f"{first}; " + (f"a bundled stand-in runs in place of {what}" if standin
+                               else f"{what} is skipped")
         log(note)
         return (standin() if standin else None), note
 

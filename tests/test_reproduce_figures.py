@@ -14,15 +14,17 @@ import numpy as np
 import pytest
 from reproduce_checks import run_tiny
 
+import jaxbandits as jb
 from benchmarks import (
     dueling_scaling,
     ensemble_pp_fig6,
     framework,
     neural_fig3,
+    neurallog_appendix,
     reproduce,
 )
 
-SCRIPTS = (neural_fig3, ensemble_pp_fig6, dueling_scaling)
+SCRIPTS = (neural_fig3, ensemble_pp_fig6, neurallog_appendix, dueling_scaling)
 
 
 def test_verdicts_of_paired_orderings():
@@ -48,6 +50,22 @@ def test_sublinear_reads_the_average_regret_over_the_second_half():
     assert framework.sublinear(Curves)[0] is False  # 0.4 -> 0.6, every run
 
 
+def test_user_data_falls_back_to_the_stand_in_and_says_so(tmp_path):
+    """A data set the papers use that is not shipped: read from the user's path, else the
+    stand-in (or nothing), with a note naming the file and where to put it."""
+    def banknote():
+        return jb.make_env("classification", dataset="banknote", path=tmp_path)
+
+    notes = []
+    env, note = framework.user_data(banknote, lambda: "iris", "banknote", log=notes.append)
+    assert env == "iris" and notes == [note]
+    assert "data_banknote_authentication.txt" in note and "in place of banknote" in note
+    env, note = framework.user_data(banknote, None, "banknote", log=notes.append)
+    assert env is None and note.endswith("banknote is skipped")
+    table = neurallog_appendix.standin("banknote").data
+    assert (table.meta.name, table.meta.dim, table.meta.num_classes) == ("iris", 4, 3)
+
+
 @pytest.mark.parametrize("module", SCRIPTS, ids=lambda m: m.NAME)
 def test_every_scale_builds_and_is_listed(module):
     """Each scale's experiments are built (no run): agents and environments exist, every panel
@@ -66,6 +84,10 @@ def test_every_scale_builds_and_is_listed(module):
 def test_scales_hold_the_papers_sizes():
     paper = {m.NAME: m.SCALES["paper"] for m in SCRIPTS}
     assert dataclasses.astuple(paper["ensemble_pp_fig6"])[:4] == (50, 10_000, 1000, 200)
+    assert paper["neurallog_appendix"].pools == (10, 50, 10_000)
+    assert paper["neurallog_appendix"].pool_functions == ("h1", "h2", "h3", "h4", "h5", "h6")
+    assert paper["neurallog_appendix"].datasets == ("magic", "banknote", "phoneme", "mushroom",
+                                                    "mnist")
     duel = paper["dueling_scaling"]
     assert (duel.wide, duel.large_dim, duel.many_arms, duel.big_dim, duel.ts_widths) == (
         100, 10, 10, 100, (500, 1000))
