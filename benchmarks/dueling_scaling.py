@@ -29,6 +29,7 @@ import dataclasses
 from collections.abc import Sequence
 
 import jaxbandits as jb
+from benchmarks import figure_script as F
 from benchmarks import framework as C
 
 NAME = "dueling_scaling"
@@ -96,7 +97,7 @@ def baseline(name: str, env, horizon: int):
 
 
 def panel(c: Config, env, horizon: int, runs: int, agents: dict) -> C.Experiment:
-    options = C.figure_options(horizon, runs, c.chunk_size, c.num_records,
+    options = F.options(horizon, runs, c.chunk_size, c.num_records,
                                include=(horizon // 2,))
     return C.Experiment(env, agents, horizon, runs, options=options)
 
@@ -135,15 +136,15 @@ def claims(panels, c: Config) -> list[C.Claim]:
         def check(p):
             res = p[key]
             ours = [k for k in res if k.startswith("NVLDB")]
-            out = [(f"{a} vs {b}", *C.below(C.final_values(res[a]), C.final_values(res[b])))
+            out = [(f"{a} vs {b}", *F.below(F.final_values(res[a]), F.final_values(res[b])))
                    for a in ours for b in res if b not in ours]
-            return C.all_of(v for _, v, _ in out), "; ".join(f"{n}: {e}" for n, _, e in out)
+            return F.all_of(v for _, v, _ in out), "; ".join(f"{n}: {e}" for n, _, e in out)
         return check
 
     def sublinear(key):
         def check(p):
-            out = {k: C.sublinear(r) for k, r in p[key].items() if k.startswith("NVLDB")}
-            return C.all_of(v for v, _ in out.values()), "; ".join(
+            out = {k: F.sublinear(r) for k, r in p[key].items() if k.startswith("NVLDB")}
+            return F.all_of(v for v, _ in out.values()), "; ".join(
                 f"{k}: {e}" for k, (_, e) in out.items())
         return check
 
@@ -176,7 +177,7 @@ def tables(panels, c: Config) -> list[C.Table]:
 
 def main(argv: Sequence[str] | None = None) -> C.Report:
     """Runs the panels at ``--scale`` and writes the PNG and the report."""
-    return C.figure_main(NAME, TITLE, __doc__, SCALES, argv, experiments, claims, lambda c: (
+    return F.main(NAME, TITLE, __doc__, SCALES, argv, experiments, claims, lambda c: (
         f"Synthetic dueling tasks ({', '.join(c.tasks)}), BTL; Figs. E.2-E.4: T = {c.horizon}, "
         f"{c.num_runs} runs, NVLDB width {c.width} (E.2: {c.wide}), lr 1e-2; d = {c.big_dim} "
         f"and the TS rules at m in {c.ts_widths}: T = {c.long_horizon}, {c.long_runs} runs, lr "

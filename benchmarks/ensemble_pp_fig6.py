@@ -19,6 +19,7 @@ import dataclasses
 from collections.abc import Sequence
 
 import jaxbandits as jb
+from benchmarks import figure_script as F
 from benchmarks import framework as C
 
 NAME = "ensemble_pp_fig6"
@@ -55,7 +56,7 @@ SCALES = {
 def experiments(c: Config) -> dict[str, C.Experiment]:
     env = jb.make_env("russo", dim=c.dim, num_arms=c.num_arms)
     reg, noise = float(env.noise_std) ** 2 / float(env.prior_var), float(env.noise_std)
-    options = C.figure_options(c.horizon, c.num_runs, c.chunk_size, c.num_records)
+    options = F.options(c.horizon, c.num_runs, c.chunk_size, c.num_records)
     es = {f"ES M={m}": jb.make_agent("ensemble-sampling", ensemble_size=m, reg=reg,
                                      noise_std=noise) for m in c.sizes}
     ts = jb.make_agent("lin-ts", reg=reg, noise_std=noise)
@@ -66,8 +67,8 @@ def experiments(c: Config) -> dict[str, C.Experiment]:
 def gaps(panels, c: Config) -> dict[int, tuple[float, float]]:
     """``{M: (mean, 95% half-width)}`` of the run-by-run gap R_T(ES) - R_T(TS)."""
     (results,) = panels.values()
-    ts = C.final_values(results[TS])
-    return {m: C.paired_gap(C.final_values(results[f"ES M={m}"]), ts) for m in c.sizes}
+    ts = F.final_values(results[TS])
+    return {m: C.paired_gap(F.final_values(results[f"ES M={m}"]), ts) for m in c.sizes}
 
 
 def claims(panels, c: Config) -> list[C.Claim]:
@@ -94,7 +95,7 @@ def claims(panels, c: Config) -> list[C.Claim]:
 
 
 def tables(panels, c: Config) -> list[C.Table]:
-    table = C.final_table(f"Final regret at T = {c.horizon} (mean ± 95% CI)", panels,
+    table = F.final_table(f"Final regret at T = {c.horizon} (mean ± 95% CI)", panels,
                           note=f"{c.num_runs} runs, common random numbers.")
     gap = C.Table("Gap to TS, run by run (mean ± 95% CI)", ["M", "R_T(ES) - R_T(TS)"],
                   note=f"Matching: mean gap <= {c.tolerance:g} T = {c.tolerance * c.horizon:g}.")
@@ -105,7 +106,7 @@ def tables(panels, c: Config) -> list[C.Table]:
 
 def main(argv: Sequence[str] | None = None) -> C.Report:
     """Runs Figure 6 at ``--scale`` and writes the PNG and the report."""
-    return C.figure_main(NAME, TITLE, __doc__, SCALES, argv, experiments, claims, lambda c: (
+    return F.main(NAME, TITLE, __doc__, SCALES, argv, experiments, claims, lambda c: (
         f"`russo`: d = {c.dim}, K = {c.num_arms}, T = {c.horizon}, {c.num_runs} runs, prior "
         "N(0, 10 I), noise N(0, 1); ES = Lu & Van Roy's ensemble sampling, TS exact. "
         "Li et al. 2024, App. A, Fig. 6."), tables=tables)

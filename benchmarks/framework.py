@@ -13,12 +13,7 @@ importable (its ``main(argv)`` returns a :class:`Report`). This module holds wha
 * small statistics helpers (:func:`final_regret`, :func:`mean_ci`, :func:`mean_se`,
   :func:`paired_gap`, :func:`fmt_ci`, :func:`fmt_se`) and :func:`verdict_at_most`, the
   three-valued verdict of a "gap <= tolerance" claim;
-* :func:`command_line`, :func:`print_claims`, :func:`timer`: the small pieces of ``main``;
-* for compact figure scripts, :func:`figure_main` (the whole ``main``: a script gives its
-  scales, ``experiments(config) -> {panel: Experiment}``, its claims and optionally its tables and
-  plot), :func:`figure_options`, :func:`draw_panels`, :func:`final_table`, :func:`final_values`,
-  the paired verdicts :func:`below`, :func:`not_worse`, :func:`sublinear`, :func:`all_of`, and
-  :func:`user_data` (a data set read from a user path, else a bundled stand-in, said so).
+* :func:`command_line`, :func:`print_claims`, :func:`timer`: the small pieces of ``main``.
 
 A script's ``main(argv)`` parses the shared options, runs, draws one figure
 (:func:`new_figure` / :func:`save_figure`), builds :class:`Table` s and claims
@@ -75,18 +70,8 @@ __all__ = [
     "Verdict",
     "check_claims",
     "command_line",
-    "all_of",
-    "below",
     "config_hash",
     "configure",
-    "draw_panels",
-    "figure_main",
-    "final_table",
-    "final_values",
-    "figure_options",
-    "not_worse",
-    "sublinear",
-    "user_data",
     "final_regret",
     "finish",
     "fmt_ci",
@@ -549,17 +534,6 @@ def run_options(horizon: int, chunk_size: int, num_records: int, include: Iterab
     return options
 
 
-def figure_options(horizon: int, num_runs: int, chunk_size: int, num_records: int,
-                   include: Iterable[int] = ()) -> dict[str, Any]:
-    """:func:`run_options` with every run in one block (``block_runs = num_runs``: no padded
-    runs on a CPU, and the numbers do not depend on a device's default block), unless
-    ``BENCH_BLOCK_RUNS`` sets it; progress bars are the :class:`Runner`'s."""
-    options = run_options(horizon, chunk_size, num_records, include)
-    del options["progress"]
-    options.setdefault("block_runs", num_runs)
-    return options
-
-
 def timer() -> float:
     """``time.perf_counter()``: seconds, for the run time of a report."""
     return time.perf_counter()
@@ -567,17 +541,6 @@ def timer() -> float:
 
 # ------------------------------------------------------------------------------------------------
 # Statistics.
-
-
-def final_values(result: Result, metric: str = "regret") -> np.ndarray:
-    """``(runs,)`` the final ``metric``: cumulative ``"regret"`` or ``"reward"``, or for a replay
-    result the ``"ctr"`` (clicks over accepted events)."""
-    if metric == "ctr":
-        accepted = np.maximum(np.asarray(result.accepted[:, -1], np.float64), 1.0)
-        return np.asarray(result.cumulative_reward[:, -1], np.float64) / accepted
-    if metric not in ("regret", "reward"):
-        raise ValueError(f"final_values: metric must be regret, reward or ctr, got {metric!r}")
-    return np.asarray(getattr(result, f"cumulative_{metric}")[:, -1], np.float64)
 
 
 def final_regret(result: Result, step: int | None = None) -> np.ndarray:
@@ -645,139 +608,3 @@ def fmt_se(values: np.ndarray) -> str:
     mean, se = mean_se(values)
     d = _digits(mean)
     return f"{mean:.{d}f} ± {se:.{d}f}"
-
-
-# ------------------------------------------------------------------------------------------------
-# Orderings: the three-valued verdicts of the figure scripts.
-
-
-def below(a: np.ndarray, b: np.ndarray) -> tuple[bool | None, str]:
-    """The verdict of "``a`` ends below ``b``" on paired per-run values (common random numbers):
-    True when the paired 95% CI of ``a - b`` lies below 0, False when it lies above, None (not
-    decidable at this number of runs) when it covers 0."""
-    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
-    gap, half = paired_gap(a, b)
-    evidence = f"{a.mean():.4g} vs {b.mean():.4g}, paired gap {gap:+.3g} ± {half:.3g}"
-    if math.isnan(half):
-        return None, evidence
-    return (True if gap + half < 0 else False if gap - half > 0 else None), evidence
-
-
-def not_worse(a: np.ndarray, b: np.ndarray, tol: float = 0.10) -> tuple[bool | None, str]:
-    """The verdict of "``a`` is competitive with ``b``" (lower is better): True when
-    ``mean(a) <= (1 + tol) mean(b)``; False when it is above that and the paired 95% CI of
-    ``a - (1 + tol) b`` lies above 0; None otherwise."""
-    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
-    gap, half = paired_gap(a, (1 + tol) * b)
-    evidence = (f"{a.mean():.4g} vs {b.mean():.4g} (tolerance +{100 * tol:.0f}%), paired gap "
-                f"to the tolerance {gap:+.3g} ± {half:.3g}")
-    if gap <= 0:
-        return True, evidence
-    return (False if gap - half > 0 else None), evidence
-
-
-def all_of(verdicts: Iterable[bool | None]) -> bool | None:
-    """True if every verdict is True, False if any is False, else None."""
-    verdicts = list(verdicts)
-    if any(v is False for v in verdicts):
-        return False
-    return True if all(v is True for v in verdicts) else None
-
-
-def sublinear(result: Result) -> tuple[bool | None, str]:
-    """The verdict of "the average regret R(t)/t decreases over the second half": the per-run
-    change of R(t)/t from the recorded step nearest T/2 to T; True when its mean is <= 0, False
-    when its whole 95% CI lies above 0, else None."""
-    steps = np.asarray(result.steps)
-    i = int(np.argmin(np.abs(steps - result.horizon / 2)))
-    regret = np.asarray(result.cumulative_regret, np.float64)
-    change = regret[:, -1] / steps[-1] - regret[:, i] / steps[i]
-    mean, half = mean_ci(change)
-    evidence = (f"R(t)/t {regret[:, i].mean() / steps[i]:.3g} at t = {steps[i]}, "
-                f"{regret[:, -1].mean() / steps[-1]:.3g} at t = {steps[-1]}")
-    if mean <= 0:
-        return True, evidence
-    return (None if math.isnan(half) or mean - half <= 0 else False), evidence
-
-
-# ------------------------------------------------------------------------------------------------
-# Figure scripts: experiments per panel, curves, a table of final values, and a main.
-
-
-def user_data(make: Callable[[], Any], standin: Callable[[], Any] | None, what: str,
-              log: Callable[[str], None] = print) -> tuple[Any, str]:
-    """``(env, note)``: ``make()``, an environment reading a data set the papers use that cannot be
-    shipped (from ``path=``, ``$JAXBANDITS_DATA`` or the per-user data folder), or where its file
-    is absent (``DataNotFoundError``) ``standin()`` with a note saying so (``(None, note)``
-    without a stand-in). The missing-file message says where to put the file."""
-    from jaxbandits.envs import DataNotFoundError
-
-    try:
-        return make(), ""
-    except DataNotFoundError as error:
-        first = str(error).strip().splitlines()[0].rstrip(".")
-        note = f"{first}; " + (f"a bundled stand-in runs in place of {what}" if standin
-                               else f"{what} is skipped")
-        log(note)
-        return (standin() if standin else None), note
-
-
-def draw_panels(panels: Mapping[str, Mapping[str, Result]], metric: str | None = None,
-                ncols: int = 3, log_x: bool = False):
-    """One axes per panel: each result's mean cumulative ``metric`` with its 95% band
-    (``jb.plot_regret``)."""
-    n = max(len(panels), 1)
-    ncols = min(ncols, n)
-    fig, axes = new_figure(math.ceil(n / ncols), ncols, width=5.0, height=3.8)
-    for ax, (title, results) in zip(axes.flat, panels.items(), strict=False):
-        jb.plot_regret(dict(results), ax=ax, metric=metric, title=title, log_x=log_x)
-        ax.legend(fontsize=6)
-    for ax in list(axes.flat)[len(panels):]:
-        ax.set_visible(False)
-    return fig
-
-
-def final_table(title: str, panels: Mapping[str, Mapping[str, Result]], note: str = "",
-                metric: str = "regret") -> Table:
-    """A table with one row per label and one column per panel: the final ``metric`` (mean ±
-    95% CI; "—" where a panel lacks the label)."""
-    labels = list(dict.fromkeys(label for results in panels.values() for label in results))
-    table = Table(title, ["agent", *panels], note=note)
-    for label in labels:
-        table.add(label, *(fmt_ci(final_values(results[label], metric)) if label in results
-                           else "—" for results in panels.values()))
-    return table
-
-
-def figure_main(name: str, title: str, doc: str, scales: Mapping[str, Any],
-                argv: Sequence[str] | None,
-                experiments: Callable[[Any], Mapping[str, Experiment]],
-                claims: Callable[[dict[str, dict[str, Any]], Any], list[Claim]],
-                intro: Callable[[Any], str], *,
-                tables: Callable[[dict[str, dict[str, Any]], Any], list[Table]] | None = None,
-                draw: Callable[[dict[str, dict[str, Any]], Any], Any] | None = None,
-                metric: str = "regret") -> Report:
-    """The ``main`` of a figure script: parses the shared options, runs ``experiments(config)``
-    (``{panel title: Experiment}``) through one cached :class:`Runner`, draws (default: one
-    panel of curves per experiment), tabulates (default: :func:`final_table`), checks
-    ``claims(panels, config)`` and writes the report; ``panels`` is ``{title: Runner.run(...)}``.
-    """
-    args = parse_args(name, doc.strip().splitlines()[0], argv)
-    config = configure(scales, args)
-    out = output_dir(name, args.out)
-    start = timer()
-    print(f"{title}\nscale {args.scale}: {config}", flush=True)
-    runner = Runner(jax.random.key(args.seed), cache=args.cache,
-                    progress=False if args.no_progress else None,
-                    log=lambda message: print(f"  [{timer() - start:5.0f} s] {message}",
-                                              flush=True))
-    panels = {t: runner.run(e) for t, e in experiments(config).items()}
-    fig = draw(panels, config) if draw else draw_panels(panels, None if metric == "ctr"
-                                                        else metric)
-    png = save_figure(fig, out / f"{name}.png")
-    made = tables(panels, config) if tables else [final_table(
-        f"Final cumulative {metric} (mean ± 95% CI)", panels, metric=metric)]
-    verdicts = check_claims(claims(panels, config), panels)
-    text = f"Scale `{args.scale}`, seed {args.seed}. " + intro(config)
-    return finish(name, title, text, made, verdicts, png, out, args, timer() - start,
-                  data={"panels": panels, "config": config})

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 import numpy as np
 
 import jaxbandits as jb
+from benchmarks import figure_script as F
 from benchmarks import framework as C
 from jaxbandits.agents import GOLDEN_GROWTH as GOLD
 from jaxbandits.agents import doubling_regret_factor
@@ -62,7 +63,7 @@ def experiments(c: Config) -> dict[str, C.Experiment]:
     env = jb.make_env("quadratic", dim=c.dim, num_arms=c.num_arms, noise_std=0.5)
     inner = jb.make_agent("neural-es", ensemble_size=20, perturb_std=0.1, reg=1.0,
                           width=c.width, depth=c.depth)
-    options = C.figure_options(c.horizon, c.num_runs, c.chunk_size, c.num_records)
+    options = F.options(c.horizon, c.num_runs, c.chunk_size, c.num_records)
     return {f"T_0 = {t0}": C.Experiment(
         env, {"Neural-ES-DT": jb.make_agent("neural-es-dt", agent=inner, first_epoch=t0)},
         c.horizon, c.num_runs, grid={"growth": c.growths}, options=options)
@@ -71,7 +72,7 @@ def experiments(c: Config) -> dict[str, C.Experiment]:
 
 def finals(panels) -> dict[tuple[int, float], np.ndarray]:
     """``{(T_0, b): (runs,) final regret}``."""
-    return {(int(t.split("= ")[1]), b): C.final_values(r)
+    return {(int(t.split("= ")[1]), b): F.final_values(r)
             for t, p in panels.items() for b, r in p["Neural-ES-DT"].items()}
 
 
@@ -85,8 +86,8 @@ def claims(panels, c: Config) -> list[C.Claim]:
     def worse(b):
         def check(p):
             f = finals(p)
-            out = [C.below(f[t0, GOLD], f[t0, b]) for t0 in c.first_epochs]
-            return C.all_of(v for v, _ in out), "; ".join(
+            out = [F.below(f[t0, GOLD], f[t0, b]) for t0 in c.first_epochs]
+            return F.all_of(v for v, _ in out), "; ".join(
                 f"T_0={t0}: {e}" for t0, (_, e) in zip(c.first_epochs, out, strict=True))
         return check
 
@@ -132,7 +133,7 @@ def draw(panels, c: Config):
 
 def main(argv: Sequence[str] | None = None) -> C.Report:
     """Runs Figure 3's quadratic half at ``--scale`` and writes the PNG and the report."""
-    return C.figure_main(NAME, TITLE, __doc__, SCALES, argv, experiments, claims, lambda c: (
+    return F.main(NAME, TITLE, __doc__, SCALES, argv, experiments, claims, lambda c: (
         f"Quadratic bandit, d = {c.dim}, K = {c.num_arms}, T = {c.horizon}, {c.num_runs} "
         f"instances (common random numbers); Neural-ES-DT with N = {c.width}, L = {c.depth}. "
         "Sun et al. 2025, Fig. 3."), tables=tables, draw=draw)

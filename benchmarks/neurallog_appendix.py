@@ -31,6 +31,7 @@ import dataclasses
 from collections.abc import Sequence
 
 import jaxbandits as jb
+from benchmarks import figure_script as F
 from benchmarks import framework as C
 
 NAME = "neurallog_appendix"
@@ -108,7 +109,7 @@ def environments(c: Config) -> dict[str, object]:
                           pool_size=n) for t, (f, n) in synthetic.items()}
     for name in c.datasets:
         fig, sub = DATASETS[name]
-        env, note = C.user_data(
+        env, note = F.user_data(
             lambda name=name: jb.make_env("classification", dataset=name, path=c.data_path),
             sub and (lambda name=name: standin(name)), name)
         if env is not None:
@@ -117,7 +118,7 @@ def environments(c: Config) -> dict[str, object]:
 
 
 def experiments(c: Config) -> dict[str, C.Experiment]:
-    options = C.figure_options(c.horizon, c.num_runs, c.chunk_size, c.num_records)
+    options = F.options(c.horizon, c.num_runs, c.chunk_size, c.num_records)
     agents = {LABELS[n]: agent(n, c) for n in c.agents}
     return {t: C.Experiment(env, agents, c.horizon, c.num_runs, options=options)
             for t, env in environments(c).items()}
@@ -125,7 +126,7 @@ def experiments(c: Config) -> dict[str, C.Experiment]:
 
 def claims(panels, c: Config) -> list[C.Claim]:
     def final(p, key):
-        return {k: C.final_values(r) for k, r in p[key].items()}
+        return {k: F.final_values(r) for k, r in p[key].items()}
 
     def best(key):
         def check(p):
@@ -133,23 +134,23 @@ def claims(panels, c: Config) -> list[C.Claim]:
             low = min(f, key=lambda k: f[k].mean())
             if low == BEST:
                 return True, f"{BEST} lowest ({f[BEST].mean():.1f})"
-            verdict, evidence = C.below(f[low], f[BEST])
+            verdict, evidence = F.below(f[low], f[BEST])
             return (False if verdict else None), f"lowest {low}: {evidence}"
         return check
 
     def linear_worse(key):
         def check(p):
             f = final(p, key)
-            out = [C.below(f[BEST], f[k]) for k in LINEAR if k in f]
-            return C.all_of(v for v, _ in out), "; ".join(e for _, e in out)
+            out = [F.below(f[BEST], f[k]) for k in LINEAR if k in f]
+            return F.all_of(v for v, _ in out), "; ".join(e for _, e in out)
         return check
 
     def ts_competitive(key):
         def check(p):
             f = final(p, key)
             base = min((k for k in BASELINES if k in f), key=lambda k: f[k].mean())
-            out = [(k, *C.not_worse(f[k], f[base])) for k in TS if k in f]
-            return C.all_of(v for _, v, _ in out), f"best baseline {base}; " + "; ".join(
+            out = [(k, *F.within(f[k], f[base])) for k in TS if k in f]
+            return F.all_of(v for _, v, _ in out), f"best baseline {base}; " + "; ".join(
                 f"{k}: {e}" for k, _, e in out)
         return check
 
@@ -157,8 +158,8 @@ def claims(panels, c: Config) -> list[C.Claim]:
         def check(p):
             low = p[next(k for k in p if k.endswith(f"{function}, pool {min(c.pools)}"))]
             high = p[next(k for k in p if k.endswith(f"{function}, pool {max(c.pools)}"))]
-            out = {k: C.below(C.final_values(low[k]), C.final_values(high[k])) for k in low}
-            return C.all_of(v for v, _ in out.values()), "; ".join(
+            out = {k: F.below(F.final_values(low[k]), F.final_values(high[k])) for k in low}
+            return F.all_of(v for v, _ in out.values()), "; ".join(
                 f"{k}: {e}" for k, (_, e) in out.items())
         return check
 
@@ -186,7 +187,7 @@ def claims(panels, c: Config) -> list[C.Claim]:
 
 def main(argv: Sequence[str] | None = None) -> C.Report:
     """Runs the panels at ``--scale`` and writes the PNG and the report."""
-    return C.figure_main(NAME, TITLE, __doc__, SCALES, argv, experiments, claims, lambda c: (
+    return F.main(NAME, TITLE, __doc__, SCALES, argv, experiments, claims, lambda c: (
         f"`neurallog-synthetic`: d = {c.dim}, K = {c.num_arms}, Unif(-1, 1) pools; data sets "
         f"min-max to [-1, 1], pools of 2,500 rows; T = {c.horizon}, {c.num_runs} runs (common "
         f"random numbers); width m = {c.width}, updates every 50 rounds (100 gd steps of 0.01), "

@@ -1,4 +1,4 @@
-"""The compact figure scripts of benchmarks/ (``framework.figure_main``): their verdict helpers,
+"""The compact figure scripts of benchmarks/ (``figure_script.main``): their verdict helpers,
 their configurations at every scale (built, not run), and the claims they decide at ``tiny``.
 
 A tiny run here asserts the verdict the paper states where the tiny scale decides it with fixed
@@ -18,6 +18,7 @@ import jaxbandits as jb
 from benchmarks import (
     dueling_scaling,
     ensemble_pp_fig6,
+    figure_script,
     framework,
     neural_fig3,
     neurallog_appendix,
@@ -29,14 +30,15 @@ SCRIPTS = (neural_fig3, ensemble_pp_fig6, neurallog_appendix, dueling_scaling)
 
 def test_verdicts_of_paired_orderings():
     a = np.array([1.0, 2.0, 3.0, 4.0])
-    assert framework.below(a, a + 1.0)[0] is True
-    assert framework.below(a + 1.0, a)[0] is False
-    assert framework.below(a, a + np.array([1.0, -1.0, 1.0, -1.0]))[0] is None
-    assert framework.not_worse(1.05 * a, a)[0] is True  # within +10%
-    assert framework.not_worse(2.0 * a, a)[0] is False
-    assert framework.all_of([True, None]) is None
-    assert framework.all_of([True, False, None]) is False
-    assert framework.all_of([True, True]) is True
+    assert figure_script.below(a, a + 1.0)[0] is True
+    assert figure_script.below(a + 1.0, a)[0] is False
+    assert figure_script.below(a, a + np.array([1.0, -1.0, 1.0, -1.0]))[0] is None
+    assert figure_script.within(1.05 * a, a)[0] is True  # within +10%
+    assert figure_script.within(2.0 * a, a)[0] is False
+    assert figure_script.all_of([True, None]) is None
+    assert figure_script.all_of([True, False, None]) is False
+    assert figure_script.all_of([True, True]) is True
+    assert figure_script.all_of(v for v in (True, None)) is None  # any iterable
 
 
 def test_sublinear_reads_the_average_regret_over_the_second_half():
@@ -45,9 +47,9 @@ def test_sublinear_reads_the_average_regret_over_the_second_half():
         steps = np.array([25, 50, 75, 100])
         cumulative_regret = np.array([[25.0, 40.0, 50.0, 60.0], [25.0, 45.0, 60.0, 70.0]])
 
-    assert framework.sublinear(Curves)[0] is True  # 0.8 -> 0.6 and 0.9 -> 0.7
+    assert figure_script.sublinear(Curves)[0] is True  # 0.8 -> 0.6 and 0.9 -> 0.7
     Curves.cumulative_regret = np.array([[10.0, 20.0, 40.0, 60.0], [10.0, 20.0, 40.0, 61.0]])
-    assert framework.sublinear(Curves)[0] is False  # 0.4 -> 0.6, every run
+    assert figure_script.sublinear(Curves)[0] is False  # 0.4 -> 0.6, every run
 
 
 def test_user_data_falls_back_to_the_stand_in_and_says_so(tmp_path):
@@ -57,10 +59,10 @@ def test_user_data_falls_back_to_the_stand_in_and_says_so(tmp_path):
         return jb.make_env("classification", dataset="banknote", path=tmp_path)
 
     notes = []
-    env, note = framework.user_data(banknote, lambda: "iris", "banknote", log=notes.append)
+    env, note = figure_script.user_data(banknote, lambda: "iris", "banknote", log=notes.append)
     assert env == "iris" and notes == [note]
     assert "data_banknote_authentication.txt" in note and "in place of banknote" in note
-    env, note = framework.user_data(banknote, None, "banknote", log=notes.append)
+    env, note = figure_script.user_data(banknote, None, "banknote", log=notes.append)
     assert env is None and note.endswith("banknote is skipped")
     table = neurallog_appendix.standin("banknote").data
     assert (table.meta.name, table.meta.dim, table.meta.num_classes) == ("iris", 4, 3)
