@@ -29,6 +29,7 @@ PAPERS: dict[str, tuple[str, str]] = {
     "ensemble_pp_fig6": ("Li et al. 2024", "Fig. 6: ensemble sampling with moderate M near TS"),
     "neurallog_figs": ("Bae & Lee 2025", "Figs. 1-2 (synthetic, classification), Table 2"),
     "neurallog_appendix": ("Bae & Lee 2025", "Figs. 3-6, Fig. 2's mushroom and mnist"),
+    "neurallog_obd": ("Bae & Lee 2025", "Figs. 7-9, Table 2 (m, kappa, S): OBD replay sweeps"),
     "lee_oh_demo": ("Lee & Oh 2024", "a demonstration (no experiments in the paper); Prop. 2"),
     "dueling_figs": ("Oh et al. 2026", "Fig. 2 / E.1, Figs. E.5-E.8, Tables E.2-E.3, App. E.3"),
     "dueling_acceptance": ("Oh et al. 2026", "Fig. 2's ordering with enough runs to decide"),

@@ -22,10 +22,11 @@ from benchmarks import (
     framework,
     neural_fig3,
     neurallog_appendix,
+    neurallog_obd,
     reproduce,
 )
 
-SCRIPTS = (neural_fig3, ensemble_pp_fig6, neurallog_appendix, dueling_scaling)
+SCRIPTS = (neural_fig3, ensemble_pp_fig6, neurallog_appendix, neurallog_obd, dueling_scaling)
 
 
 def test_verdicts_of_paired_orderings():
@@ -90,6 +91,8 @@ def test_scales_hold_the_papers_sizes():
     assert paper["neurallog_appendix"].pool_functions == ("h1", "h2", "h3", "h4", "h5", "h6")
     assert paper["neurallog_appendix"].datasets == ("magic", "banknote", "phoneme", "mushroom",
                                                     "mnist")
+    assert (paper["neurallog_obd"].widths, paper["neurallog_obd"].horizon) == ((20, 50, 100),
+                                                                              10_000)
     duel = paper["dueling_scaling"]
     assert (duel.wide, duel.large_dim, duel.many_arms, duel.big_dim, duel.ts_widths) == (
         100, 10, 10, 100, (500, 1000))
