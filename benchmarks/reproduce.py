@@ -27,6 +27,7 @@ PAPERS: dict[str, tuple[str, str]] = {
     "ensemble_pp_ablation": ("Li et al. 2024", "Fig. 10(a)-(e): reference x perturbation laws"),
     "ensemble_pp_neural": ("Li et al. 2024", "Figs. 1/10, 3, 4, 11, 14, App. F.2, App. G.5"),
     "ensemble_pp_fig6": ("Li et al. 2024", "Fig. 6: ensemble sampling with moderate M near TS"),
+    "ensemble_pp_tasks": ("Li et al. 2024", "App. F.2, Fig. 10(f): LMC-TS on every task; Mushroom"),
     "neurallog_figs": ("Bae & Lee 2025", "Figs. 1-2 (synthetic, classification), Table 2"),
     "neurallog_appendix": ("Bae & Lee 2025", "Figs. 3-6, Fig. 2's mushroom and mnist"),
     "neurallog_obd": ("Bae & Lee 2025", "Figs. 7-9, Table 2 (m, kappa, S): OBD replay sweeps"),

@@ -18,6 +18,7 @@ import jaxbandits as jb
 from benchmarks import (
     dueling_scaling,
     ensemble_pp_fig6,
+    ensemble_pp_tasks,
     figure_script,
     framework,
     neural_fig3,
@@ -26,7 +27,8 @@ from benchmarks import (
     reproduce,
 )
 
-SCRIPTS = (neural_fig3, ensemble_pp_fig6, neurallog_appendix, neurallog_obd, dueling_scaling)
+SCRIPTS = (neural_fig3, ensemble_pp_fig6, ensemble_pp_tasks, neurallog_appendix, neurallog_obd,
+           dueling_scaling)
 
 
 def test_verdicts_of_paired_orderings():
@@ -69,7 +71,9 @@ def test_user_data_falls_back_to_the_stand_in_and_says_so(tmp_path):
     assert (table.meta.name, table.meta.dim, table.meta.num_classes) == ("iris", 4, 3)
 
 
-@pytest.mark.parametrize("module", SCRIPTS, ids=lambda m: m.NAME)
+@pytest.mark.parametrize("module", [
+    pytest.param(m, marks=[pytest.mark.full] if m is ensemble_pp_tasks else [], id=m.NAME)
+    for m in SCRIPTS])  # the authors' Ensemble++ instances take seconds to build
 def test_every_scale_builds_and_is_listed(module):
     """Each scale's experiments are built (no run): agents and environments exist, every panel
     plays the scale's horizon and runs, and the script is on the reproduction list."""
@@ -93,6 +97,7 @@ def test_scales_hold_the_papers_sizes():
                                                     "mnist")
     assert (paper["neurallog_obd"].widths, paper["neurallog_obd"].horizon) == ((20, 50, 100),
                                                                               10_000)
+    assert paper["ensemble_pp_tasks"].tasks == ("quadratic", "neural", "shuttle", "mushroom")
     duel = paper["dueling_scaling"]
     assert (duel.wide, duel.large_dim, duel.many_arms, duel.big_dim, duel.ts_widths) == (
         100, 10, 10, 100, (500, 1000))
