@@ -19,13 +19,16 @@ epsilon-greedy     ``disjoint-epsilon-    ``LinGreedy(epsilon,       ``LinEpsilo
 
 It prints the mean final regret with its standard error per algorithm and library (a peer is
 left out when its Python is not given) and each peer's paired difference from the engine, then
-the engine's rate (seed-steps per second, compile excluded) on ``disjoint-linear`` against
-``linear`` at the same d and K (the acceptance: within 2x). Peers run in their own
+the engine's rate (seed-steps per second, compile excluded) of each disjoint agent on
+``disjoint-linear`` against its shared-theta counterpart on ``linear`` at the same d and K, and
+whether it is within 2x (``--rate-only`` prints just that; ``random`` on both environments
+shows what the environments cost alone). Peers run in their own
 interpreters, named by ``--mabwiser-python`` / ``--obp-python`` or the environment variables
 ``JAXBANDITS_MABWISER_PYTHON`` / ``JAXBANDITS_OBP_PYTHON``::
 
     python -m benchmarks.disjoint_peers --mabwiser-python ~/venvs/mabwiser/bin/python \\
         --obp-python ~/venvs/obp/bin/python              # OBP 0.5.7 needs Python 3.10
+    python -m benchmarks.disjoint_peers --rate-only      # the rates against `linear` only
     python -m benchmarks.disjoint_peers --quick          # a smoke test, engine only
 """
 
@@ -97,29 +100,59 @@ def mean_se(values: np.ndarray) -> str:
     return f"{values.mean():.1f} ± {se:.1f}"
 
 
-def rates(dim: int, arms: int, horizon: int, runs: int, hp: dict,
-          repeats: int = 3) -> list[tuple[str, str, float]]:
-    """Seed-steps per second (compile excluded, the best of ``repeats`` alternating passes) of
-    each disjoint agent on ``disjoint-linear`` and of its shared-theta counterpart on ``linear``
-    (one fixed arm set per run, the default) and on ``linear`` with fresh arms every round."""
-    disjoint = jb.make_env("disjoint-linear", dim=dim, num_arms=arms)
+PAIRS = (("disjoint-lin-ucb", "lin-ucb", "alpha"), ("disjoint-lin-ts", "lin-ts", "v"),
+         ("disjoint-epsilon-greedy", "epsilon-greedy", "epsilon"))
+
+
+def rates(dim: int, arms: int, horizon: int, runs: int, hp: dict, repeats: int = 3,
+          context_pool: int | None = None) -> list[tuple[str, str, float]]:
+    """Seed-steps per second (play time, compile excluded, the best of ``repeats`` alternating
+    passes, the default ``block_runs``) of each disjoint agent on ``disjoint-linear``, of its
+    shared-theta counterpart on ``linear`` (one fixed arm set per run, the default) and on
+    ``linear`` with fresh arms every round, and of ``random`` on ``disjoint-linear`` and
+    ``linear`` (what the environment and the runner cost alone). ``context_pool``: the
+    ``disjoint-linear`` option (N contexts per run, one shown per round) instead of a fresh
+    context every round."""
+    disjoint = jb.make_env("disjoint-linear", dim=dim, num_arms=arms, context_pool=context_pool)
     fixed = jb.make_env("linear", dim=dim, num_arms=arms)
     fresh = jb.make_env("linear", dim=dim, num_arms=arms, fresh_arms=True)
     cases = []
-    for ours, theirs, fields in (("disjoint-lin-ucb", "lin-ucb", dict(alpha=hp["alpha"])),
-                                 ("disjoint-lin-ts", "lin-ts", dict(v=hp["v"])),
-                                 ("disjoint-epsilon-greedy", "epsilon-greedy",
-                                  dict(epsilon=hp["epsilon"]))):
-        cases.append((ours, "disjoint-linear", disjoint, jb.make_agent(ours, **fields)))
-        shared_fields = fields if theirs == "epsilon-greedy" else {}
+    for ours, theirs, field in PAIRS:
+        cases.append((ours, "disjoint-linear", disjoint, jb.make_agent(ours, **{field: hp[field]})))
+        shared_fields = {"epsilon": hp["epsilon"]} if field == "epsilon" else {}
         cases.append((theirs, "linear", fixed, jb.make_agent(theirs, **shared_fields)))
         cases.append((theirs, "linear fresh_arms", fresh, jb.make_agent(theirs, **shared_fields)))
+    cases.append(("random", "disjoint-linear", disjoint, jb.make_agent("random")))
+    cases.append(("random", "linear", fixed, jb.make_agent("random")))
     best = [0.0] * len(cases)
     for _ in range(repeats):
         for i, (_, _, env, agent) in enumerate(cases):
             result = jb.simulate(env, agent, 0, horizon=horizon, num_runs=runs, progress=False)
             best[i] = max(best[i], result.seed_steps_per_second)
     return [(agent, env, rate) for (agent, env, _, _), rate in zip(cases, best, strict=True)]
+
+
+def print_rates(measured: list[tuple[str, str, float]]) -> None:
+    """The rate table (each row's rate over the disjoint agent's: how many times faster) and
+    the acceptance line: each disjoint agent within 2x of its counterpart on ``linear``."""
+    rate = {(agent, env): r for agent, env, r in measured}
+    print("| agent | environment | seed-steps/s | this / disjoint agent's |\n|---|---|---|---|")
+    for ours, theirs, _ in PAIRS:
+        base = rate[(ours, "disjoint-linear")]
+        for agent, env in ((ours, "disjoint-linear"), (theirs, "linear"),
+                           (theirs, "linear fresh_arms")):
+            print(f"| {agent} | {env} | {rate[(agent, env)]:,.0f} | "
+                  f"{rate[(agent, env)] / base:.2f} |")
+    env_ratio = rate[("random", "linear")] / rate[("random", "disjoint-linear")]
+    for env in ("disjoint-linear", "linear"):
+        print(f"| random | {env} | {rate[('random', env)]:,.0f} | — |")
+    print()
+    for ours, theirs, _ in PAIRS:
+        slower = rate[(theirs, "linear")] / rate[(ours, "disjoint-linear")]
+        print(f"{ours} on disjoint-linear: {slower:.2f}x slower than {theirs} on linear "
+              f"({'within' if slower <= 2.0 else 'NOT within'} 2x)")
+    print(f"(random plays linear {env_ratio:.1f}x faster than disjoint-linear: what the "
+          "environments cost alone, a round's context draw against a fixed arm set)")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -138,12 +171,38 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--obp-python", default=os.environ.get("JAXBANDITS_OBP_PYTHON"))
     parser.add_argument("--rate-runs", type=int, default=1000,
                         help="runs of the rate comparison (0: skip it)")
+    parser.add_argument("--rate-only", action="store_true",
+                        help="only the rate comparison (no regret table, no peers)")
+    parser.add_argument("--context-pool", type=int, default=0,
+                        help="time disjoint-linear with context_pool=N (N contexts per run) "
+                             "instead of a fresh context every round (0: fresh)")
+    parser.add_argument("--cpu-devices", type=int, default=1,
+                        help="split the CPU into this many XLA devices for the engine "
+                             "(jb.use_cpu_cores; default 1, XLA's single CPU device; 0: one "
+                             "per core, as jaxbandits run does)")
     parser.add_argument("--quick", action="store_true", help="a smoke test: tiny, no peers")
     args = parser.parse_args(argv)
+    jb.use_cpu_cores(args.cpu_devices or None)
     if args.quick:
         args.runs, args.horizon, args.rate_runs = 3, 50, 16
         args.mabwiser_python = args.obp_python = None
     hp = dict(alpha=args.alpha, v=args.v, epsilon=args.epsilon, reg=args.reg)
+    if not args.rate_only:
+        compare_regret(args, hp)
+    if args.rate_runs:
+        import jax
+
+        print(f"\nengine rate, seed-steps/s ({args.rate_runs} runs, T = {args.horizon}, "
+              f"d = {args.dim}, K = {args.arms}, {len(jax.devices())} "
+              f"{jax.default_backend()} device(s), best of 3, compile excluded)\n")
+        if args.context_pool:
+            print(f"disjoint-linear with context_pool={args.context_pool}\n")
+        print_rates(rates(args.dim, args.arms, args.horizon, args.rate_runs, hp,
+                          context_pool=args.context_pool or None))
+
+
+def compare_regret(args, hp: dict) -> None:
+    """The regret table: the engine and the peers given on the same instances."""
     shared, means, rewards = draw_instances(args.runs, args.horizon, args.dim, args.arms,
                                             args.noise, args.seed)
     print(f"disjoint linear bandit: d = {args.dim}, K = {args.arms}, T = {args.horizon}, "
@@ -182,17 +241,7 @@ def main(argv: list[str] | None = None) -> None:
         for name in ALGORITHMS:
             cells = [mean_se(finals[c][name] - finals["engine"][name]) for c in peers_done]
             print(f"| {LABELS[name]} | " + " | ".join(cells) + " |")
-    if args.rate_runs:
-        import jax
 
-        print(f"\nengine rate, seed-steps/s ({args.rate_runs} runs, T = {args.horizon}, "
-              f"d = {args.dim}, K = {args.arms}, {len(jax.devices())} "
-              f"{jax.default_backend()} device(s), best of 3)\n")
-        measured = rates(args.dim, args.arms, args.horizon, args.rate_runs, hp)
-        print("| agent | environment | seed-steps/s | disjoint's rate / this |\n|---|---|---|---|")
-        for i, (agent, env, rate) in enumerate(measured):
-            base = measured[i - i % 3][2]
-            print(f"| {agent} | {env} | {rate:,.0f} | {base / rate:.2f} |")
 
 if __name__ == "__main__":
     main()

@@ -1,30 +1,16 @@
 """The linear dueling baselines on NVLDB's synthetic tasks, next to the first author's linear code.
 
-Reference numbers: R^a(T)/T of the NVLDB first author's linear code (rcdp-public's
-learners: ColSTIM and MaxInP with scale 0.5, MaxPairUCB with sqrt(d), lambda = 1, one online
-Newton step per round) on NVLDB's synthetic tasks (d = 5, K = 5, T = 2,000, 20 seeds, BTL):
-
-==============  =======  ======  ==========  =======
-task            ColSTIM  MaxInP  MaxPairUCB  uniform
-==============  =======  ======  ==========  =======
-cosine          0.703    0.699   0.650       0.724
-square          4.654    4.615   3.124       5.157
-quadratic (v)   0.481    0.476   0.423       0.516
-==============  =======  ======  ==========  =======
-
-This script runs ``colstim``, ``maxinp`` and ``maxpair-ucb`` with ``preset="rcdp"`` (those
-settings), uniformly random pairs, and for comparison the default (``preset="vacdb"``) agents and
-``vacdb``, on ``dueling-cosine``, ``dueling-square`` and ``dueling-quadratic`` with
-``quadratic_form="vector"`` (the literal ``x^T theta theta^T x``), and prints R(T)/T (mean and
-standard error over the runs) beside the reference. Not a test (minutes on a 2-core CPU)::
+Runs ``colstim``, ``maxinp`` and ``maxpair-ucb`` with ``preset="rcdp"`` (the settings of the
+NVLDB first author's linear code, rcdp-public: ColSTIM and MaxInP with scale 0.5, MaxPairUCB
+with sqrt(d), lambda = 1, one online Newton step a round), uniform pairs, and the default
+(``preset="vacdb"``) agents and ``vacdb``, on ``dueling-cosine``, ``-square`` and ``-quadratic``
+(``quadratic_form="vector"``), and prints R(T)/T (mean ± s.e.) beside that code's numbers
+(:data:`REFERENCE`: d = K = 5, T = 2,000, 20 seeds, BTL). Known differences: rcdp-public's MaxInP
+is a leader/challenger variant (here the library's symmetric CSYM rule); uniform pairs here are
+two distinct arms (the same expected regret). Not a test (minutes on a 2-core CPU)::
 
     python -m benchmarks.dueling_linear_check                # 20 runs, T = 2000
     python -m benchmarks.dueling_linear_check --runs 4 --horizon 200
-
-Known differences from the reference code: rcdp-public's MaxInP is a leader/challenger variant
-(candidates from the arms' own widths), here MaxInP is the symmetric CSYM rule of the library;
-uniform pairs here are two distinct arms (the same expected average regret as two independent
-arms).
 """
 
 from __future__ import annotations

@@ -1,30 +1,17 @@
 """Ensemble++ distribution ablation: every reference x perturbation pair against ensemble size.
 
-Reproduces Li et al. 2024, Fig. 10(a)-(e) (App. F.1): linear Ensemble++
-with each of the 25 pairs of a reference law ``P_zeta`` (acting: ``theta = mu + A zeta``) and a
-perturbation law ``P_z`` (updating: ``A <- A + k (sigma z^T - x^T A)``), both taken from
-{Gaussian, Sphere, Cube, Coordinate, Sparse (s = 2)} (:mod:`jaxbandits.linalg.perturb`; the
-Gaussian perturbation is the experiments' ``N(0, I/M)``), at several ensemble sizes M, on the
-``russo`` finite-arm problem and on the unit sphere (``linear-sphere`` with
-``theta* ~ N(0, 10 I)`` and ``N(0, 1)`` noise), next to exact TS (``lin-ts``, ``reg = 0.1``).
+Li et al. 2024, Fig. 10(a)-(e) (App. F.1): linear Ensemble++ with each of the 25 pairs of a
+reference law (acting: ``theta = mu + A zeta``) and a perturbation law (updating: ``A <- A +
+k (sigma z^T - x^T A)``) from {Gaussian, Sphere, Cube, Coordinate, Sparse (s = 2)}
+(:mod:`jaxbandits.linalg.perturb`), at several M, on ``russo`` and on the unit sphere
+(``linear-sphere``, ``theta* ~ N(0, 10 I)``, ``N(0, 1)`` noise), next to exact TS. Claims: the
+Gaussian reference is much better at small M; at moderate M all pairs are similar; at M = 512
+and 1024 Coordinate / Coordinate clearly underperforms; the Gaussian and Sphere references reach
+TS-level regret at small M. Each M is one ``jb.sweep`` over references x perturbations (one
+program per pair); ``tiny`` runs a 2 x 2 sub-grid::
 
-The paper's claims (App. F.1): the Gaussian reference is much better at small M (2, 4); at
-moderate M all pairs are similar; at M = 512 and 1024 the Coordinate-reference +
-Coordinate-perturbation pair clearly underperforms; the Gaussian and Sphere references reach
-TS-level regret at small M.
-
-**Compilations.** ``reference``, ``perturbation`` and ``ensemble_size`` are static fields of
-``ensemble-pp`` (they select code or set shapes): each M is one ``jb.sweep`` of the library
-agent over the grid of references x perturbations, which compiles one program per pair (25 per
-M), and every grid point's runs equal ``jb.simulate``'s with that pair and size bit for bit. The
-test-only ``tiny`` scale runs a 2 x 2 sub-grid of the laws to keep its compilations few. Run it
-from the repository root::
-
-    python -m benchmarks.ensemble_pp_ablation                  # --scale small
+    python -m benchmarks.ensemble_pp_ablation                  # small
     python -m benchmarks.ensemble_pp_ablation --scale paper    # GPU
-
-It writes ``ensemble_pp_ablation.png`` and ``ensemble_pp_ablation.md`` into ``--out`` (default
-``results/reproduce/ensemble_pp_ablation/``).
 """
 
 from __future__ import annotations
@@ -33,7 +20,6 @@ import dataclasses
 import itertools
 from collections.abc import Sequence
 
-import jax
 import numpy as np
 
 import jaxbandits as jb
@@ -47,10 +33,6 @@ LAW_NAMES = {"gaussian": "Gaussian", "sphere": "Sphere", "cube": "Cube",
              "coordinate": "Coordinate", "sparse": "Sparse"}
 PAIRS: tuple[tuple[str, str], ...] = tuple(itertools.product(REFERENCES, PERTURBATIONS))
 TS_LABEL = "TS (exact)"
-
-
-# ------------------------------------------------------------------------------------------------
-# Configuration.
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,11 +58,8 @@ class Problem:
 
 @dataclasses.dataclass(frozen=True)
 class Config:
-    """Sizes of one scale: problems, ensemble sizes, horizon, runs, and the heatmaps' M.
-
-    ``references`` and ``perturbations``: the laws crossed (default: all five of each, the
-    paper's 25 pairs; every pair is one program per M).
-    """
+    """Sizes of one scale: problems, ensemble sizes, the heatmaps' M, T, runs, the matching
+    tolerance, runner options, and the laws crossed (default all five of each)."""
 
     problems: tuple[Problem, ...]
     sizes: tuple[int, ...]
@@ -115,75 +94,31 @@ SCALES = {
 }
 
 
-# ------------------------------------------------------------------------------------------------
-# Experiment.
-
-
 def pair_label(pair: tuple[str, str]) -> str:
     return f"{LAW_NAMES[pair[0]]} / {LAW_NAMES[pair[1]]}"
 
 
-def run_pairs(env, size: int, key: jax.Array, horizon: int, num_runs: int,
-              pairs: Sequence[tuple[str, str]] = PAIRS, **options) -> dict[tuple, Result]:
-    """All ``pairs`` (reference, perturbation) of Ensemble++ with ``M = size``.
-
-    ``run_grid(env, (size,), ...)[size]``; see :func:`run_grid`.
-    """
-    return run_grid(env, (size,), key, horizon, num_runs, pairs, **options)[size]
-
-
-def run_grid(env, sizes: Sequence[int], key: jax.Array, horizon: int, num_runs: int,
-             pairs: Sequence[tuple[str, str]] = PAIRS, **options) -> dict[int, dict[tuple, Result]]:
-    """``{M: {pair: Result}}``: every (reference, perturbation) pair at every M of ``sizes``.
-
-    ``jb.sweep`` of ``ensemble-pp`` over ``ensemble_size`` x ``reference`` x ``perturbation``:
-    one sweep when ``pairs`` is a product of laws (the paper's 25 pairs), else one per
-    reference. Every (M, pair) is its own program, and its runs equal ``jb.simulate``'s with
-    that M and pair (common random numbers across pairs and sizes). The agent shares the
-    environment's prior and noise (``reg = noise^2 / prior_var``).
-    """
-    sizes = tuple(int(m) for m in sizes)
+def run_grid(env, size: int, key, config: Config, **options) -> dict[tuple, Result]:
+    """``{pair: Result}``: Ensemble++ with ``M = size`` at every pair of the configuration, one
+    ``jb.sweep`` (one program per pair; the agent shares the environment's prior and noise)."""
     reg = float(env.noise_std) ** 2 / float(env.prior_var)
-    agent = jb.make_agent("ensemble-pp", ensemble_size=max(sizes), reg=reg,
+    agent = jb.make_agent("ensemble-pp", ensemble_size=size, reg=reg,
                           noise_std=float(env.noise_std))
-    perts_of: dict[str, list[str]] = {}
-    for r, p in pairs:
-        perts_of.setdefault(r, [])
-        if p not in perts_of[r]:
-            perts_of[r].append(p)
-    if len({tuple(perts) for perts in perts_of.values()}) == 1:  # a product: one sweep
-        groups = [(list(perts_of), next(iter(perts_of.values())))]
-    else:
-        groups = [([r], perts) for r, perts in perts_of.items()]
-    by_point: dict[tuple, Result] = {}
-    for refs, perts in groups:
-        swept = jb.sweep(env, agent, key, {"ensemble_size": list(sizes), "reference": refs,
-                                           "perturbation": perts}, horizon, num_runs, **options)
-        by_point.update(zip(itertools.product(sizes, refs, perts), swept.values(), strict=True))
-    return {m: {(r, p): by_point[(m, r, p)] for r, p in pairs} for m in sizes}
-
-
-def run_ts(env, key: jax.Array, horizon: int, num_runs: int, **options) -> Result:
-    reg = float(env.noise_std) ** 2 / float(env.prior_var)
-    agent = jb.make_agent("lin-ts", reg=reg, noise_std=float(env.noise_std))
-    return jb.simulate(env, agent, key, horizon, num_runs, name=TS_LABEL, **options)
-
-
-# ------------------------------------------------------------------------------------------------
-# Drawing, tables and claims.
+    grid = {"ensemble_size": [size], "reference": list(config.references),
+            "perturbation": list(config.perturbations)}
+    swept = jb.sweep(env, agent, key, grid, config.horizon, config.num_runs, **options)
+    return dict(zip(config.pairs, swept.values(), strict=True))
 
 
 def ratio_matrix(by_pair: dict[tuple, Result], ts: Result,
                  references: Sequence[str] = REFERENCES,
                  perturbations: Sequence[str] = PERTURBATIONS) -> np.ndarray:
-    """Mean final regret / TS mean final regret, ``(len(references), len(perturbations))``
-    (by default ``(5, 5)``): rows references, columns perturbations, NaN where not run."""
-    ts_mean = float(C.final_regret(ts).mean())
+    """Mean final regret / TS's, ``(len(references), len(perturbations))``, NaN where not run."""
     out = np.full((len(references), len(perturbations)), np.nan)
     for (r, p), result in by_pair.items():
         if r in references and p in perturbations:
             out[list(references).index(r), list(perturbations).index(p)] = (
-                C.final_regret(result).mean() / ts_mean)
+                C.mean_final(result) / C.mean_final(ts))
     return out
 
 
@@ -207,30 +142,22 @@ def draw_heatmap(ax, matrix: np.ndarray, title: str, vmax: float,
     return image
 
 
-def draw_lines(ax, ratios: dict[int, np.ndarray], title: str,
-               references: Sequence[str] = REFERENCES,
-               perturbations: Sequence[str] = PERTURBATIONS) -> None:
-    """Regret / TS against M: each reference with the Sphere perturbation, and Coordinate^2
-    (those of them in ``references`` x ``perturbations``, the rows and columns of ``ratios``)."""
-    sizes = sorted(ratios)
-    references, perturbations = list(references), list(perturbations)
-    if "sphere" in perturbations:
-        p_sphere = perturbations.index("sphere")
-        for i, r in enumerate(references):
-            ax.plot(sizes, [ratios[m][i, p_sphere] for m in sizes], marker="o",
+def draw_lines(ax, ratios: dict[int, np.ndarray], title: str, config: Config) -> None:
+    """Regret / TS against M: each reference with the Sphere perturbation, and Coordinate^2."""
+    sizes, refs, perts = sorted(ratios), list(config.references), list(config.perturbations)
+    if "sphere" in perts:
+        for i, r in enumerate(refs):
+            ax.plot(sizes, [ratios[m][i, perts.index("sphere")] for m in sizes], marker="o",
                     label=f"{LAW_NAMES[r]} / Sphere")
-    if "coordinate" in references and "coordinate" in perturbations:
-        c = references.index("coordinate")
-        ax.plot(sizes, [ratios[m][c, perturbations.index("coordinate")] for m in sizes], "k--",
+    if "coordinate" in refs and "coordinate" in perts:
+        c = refs.index("coordinate")
+        ax.plot(sizes, [ratios[m][c, perts.index("coordinate")] for m in sizes], "k--",
                 marker="x", label="Coordinate / Coordinate")
     ax.axhline(1.0, color="gray", linewidth=1)
     ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xlabel("ensemble size M")
-    ax.set_ylabel("final regret / TS")
-    ax.set_title(title, fontsize=9)
-    ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=7)
+    C.style_axes(ax, "ensemble size M", "final regret / TS", title, legend=7, which="both",
+                 log="y")
+    ax.title.set_fontsize(9)
 
 
 def problem_table(problem: Problem, runs: dict[int, dict[tuple, Result]], ts: Result,
@@ -246,27 +173,21 @@ def problem_table(problem: Problem, runs: dict[int, dict[tuple, Result]], ts: Re
     return table
 
 
-def _above_zero(values: np.ndarray) -> bool:
+def above_zero(values: np.ndarray) -> bool:
     """Whether the 95% interval of the mean of ``values`` lies above 0."""
     mean, half = C.mean_ci(values)
     return mean - half > 0
 
 
 def check_claims(problem: Problem, runs, ts: Result, config: Config):
-    """Li et al. 2024, Fig. 10(a)-(e) (App. F.1): the claims on one problem, each ``(claim,
-    verdict, evidence)``.
-
-    Comparisons are paired run by run (common random numbers) with 95% intervals: a claim is
-    "not reproduced" only when the data contradict it beyond noise.
-    """
-    claims = []
-    tag = f"[{problem.label}]"
+    """Li et al. 2024, Fig. 10(a)-(e) (App. F.1) on one problem, paired run by run."""
+    claims, tag = [], f"[{problem.label}]"
     final = {m: {pair: C.final_regret(r) for pair, r in by.items()} for m, by in runs.items()}
     mean = {m: {pair: float(v.mean()) for pair, v in by.items()} for m, by in final.items()}
     ts_final = C.final_regret(ts)
     pairs, refs, perts = config.pairs, config.references, config.perturbations
     for m in [m for m in (2, 4) if m in final and "gaussian" in refs and len(refs) > 1]:
-        # per run, each reference's regret averaged over the (five) perturbations
+        # per run, each reference's regret averaged over the perturbations
         by_ref = {r: np.mean([final[m][(r, p)] for p in perts], axis=0) for r in refs}
         gaps = {r: C.mean_ci(by_ref["gaussian"] - by_ref[r]) for r in refs if r != "gaussian"}
         verdict = (False if any(g - h > 0 for g, h in gaps.values())
@@ -281,14 +202,14 @@ def check_claims(problem: Problem, runs, ts: Result, config: Config):
     default = ("gaussian", "sphere")  # Ensemble++'s pair, the yardstick
     for m in [m for m in sorted(mean) if 8 <= m <= 64 and default in pairs]:
         base = final[m][default]
-        above = [p for p in pairs if _above_zero(final[m][p] - 1.25 * base)]
-        below = [p for p in pairs if _above_zero(base - 1.25 * final[m][p])]
+        above = [p for p in pairs if above_zero(final[m][p] - 1.25 * base)]
+        below = [p for p in pairs if above_zero(base - 1.25 * final[m][p])]
         inside = all(0.8 * base.mean() <= mean[m][pair] <= 1.25 * base.mean() for pair in pairs)
-        verdict = False if above or below else True if inside else None
         ratios = {pair: mean[m][pair] / base.mean() for pair in pairs}
         worst = sorted(ratios, key=ratios.get)[-3:][::-1]
         claims.append((f"{tag} at moderate M = {m} all pairs are similar (mean regret within "
-                       "25% of Gaussian / Sphere's)", verdict,
+                       "25% of Gaussian / Sphere's)",
+                       False if above or below else True if inside else None,
                        f"significantly more than 25% worse: "
                        f"{[pair_label(p) for p in above] or 'none'}; significantly better: "
                        f"{[pair_label(p) for p in below] or 'none'}; highest ratios "
@@ -297,10 +218,10 @@ def check_claims(problem: Problem, runs, ts: Result, config: Config):
               and "gaussian" in refs]:
         cc = final[m][("coordinate", "coordinate")]
         gaps = [C.paired_gap(cc, final[m][("gaussian", p)]) for p in perts]
-        verdict = (True if all(g - h > 0 for g, h in gaps)
-                   else False if any(g + h < 0 for g, h in gaps) else None)
         claims.append((f"{tag} at M = {m} Coordinate/Coordinate is clearly worse than every "
-                       "Gaussian-reference pair (paired 95% CI above 0)", verdict,
+                       "Gaussian-reference pair (paired 95% CI above 0)",
+                       True if all(g - h > 0 for g, h in gaps)
+                       else False if any(g + h < 0 for g, h in gaps) else None,
                        "paired gaps vs Gaussian / " + ", ".join(
                            f"{LAW_NAMES[p]} {g:+.0f} ± {h:.0f}"
                            for p, (g, h) in zip(perts, gaps, strict=True))))
@@ -320,37 +241,25 @@ def check_claims(problem: Problem, runs, ts: Result, config: Config):
     return claims
 
 
-# ------------------------------------------------------------------------------------------------
-# Main.
-
-
-def main(argv: Sequence[str] | None = None) -> C.Report:
-    """Runs the ablation at ``--scale`` and writes the PNG and the markdown report."""
-    args = C.parse_args(NAME, __doc__.splitlines()[0], argv)
-    config = C.configure(SCALES, args)
-    out = C.output_dir(NAME, args.out)
-    start = C.timer()
-    key = jax.random.key(args.seed)
+def body(r: C.Run) -> C.Page:
+    config = r.config
     options = C.run_options(config.horizon, config.chunk_size, config.num_records,
-                            progress=False if args.no_progress else None)
-    print(f"{TITLE}\nscale {args.scale}: {config}", flush=True)
-
+                            progress=r.progress)
     results, ts_results, tables, claims = {}, {}, [], []
     for problem in config.problems:
         env = problem.make()
-        ts_results[problem] = run_ts(env, key, config.horizon, config.num_runs, **options)
+        reg = float(env.noise_std) ** 2 / float(env.prior_var)
+        ts_results[problem] = ts = jb.simulate(
+            env, jb.make_agent("lin-ts", reg=reg, noise_std=float(env.noise_std)), r.key,
+            config.horizon, config.num_runs, name=TS_LABEL, **options)
         results[problem] = {}
         for m in config.sizes:
-            by_pair = run_pairs(env, m, key, config.horizon, config.num_runs, config.pairs,
-                                **options)
-            results[problem][m] = by_pair
-            compiled = sum(r.compile_time for r in by_pair.values())  # one program per pair
-            running = sum(r.wall_time for r in by_pair.values())
-            print(f"  [{C.timer() - start:4.0f} s] {problem.label}: M = {m}, {len(by_pair)} "
-                  f"pairs: compile {compiled:.1f} s, run {running:.1f} s", flush=True)
-        tables.append(problem_table(problem, results[problem], ts_results[problem], config))
-        claims += check_claims(problem, results[problem], ts_results[problem], config)
-
+            results[problem][m] = by_pair = run_grid(env, m, r.key, config, **options)
+            r.log(f"{problem.label}: M = {m}, {len(by_pair)} pairs: compile "
+                  f"{sum(x.compile_time for x in by_pair.values()):.1f} s, run "
+                  f"{sum(x.wall_time for x in by_pair.values()):.1f} s")
+        tables.append(problem_table(problem, results[problem], ts, config))
+        claims += check_claims(problem, results[problem], ts, config)
     heat = [m for m in config.heatmap_sizes if m in config.sizes]
     laws = (config.references, config.perturbations)
     fig, axes = C.new_figure(len(config.problems), len(heat) + 1, width=4.2, height=3.9)
@@ -362,28 +271,24 @@ def main(argv: Sequence[str] | None = None) -> C.Report:
             image = draw_heatmap(axes[row, col], ratios[m],
                                  f"{problem.label}, M = {m}: regret / TS", vmax, *laws)
         fig.colorbar(image, ax=axes[row, len(heat) - 1], fraction=0.046, pad=0.04)
-        draw_lines(axes[row, -1], ratios, f"{problem.label}: regret / TS against M", *laws)
-    figure = C.save_figure(fig, out / f"{NAME}.png")
-
-    seconds = C.timer() - start
-    intro = (f"Scale `{args.scale}`, seed {args.seed}: T = {config.horizon}, "
-             f"{config.num_runs} runs per point, sizes M = {list(config.sizes)}. Ensemble++ "
-             "shares the prior N(0, 10 I) and noise 1 of the problems (reg = 0.1). Heatmaps: "
-             "mean final regret divided by exact TS's (1 = TS). Li et al. 2024, App. F.1, "
-             "Fig. 10(a)-(e). The "
-             "paper runs T = 1000, 200 runs, d in {10, 50} with K up to 10,000 and the sphere "
-             "up to d = 100, M in {2, ..., 1024} (`--scale paper`); the smaller scales check the "
-             "same claims on fewer, smaller problems. Comparisons are paired run by run with "
-             "95% intervals: *not reproduced* means the data contradict the claim beyond noise, "
-             "*not decidable here* that the intervals straddle it.")
+        draw_lines(axes[row, -1], ratios, f"{problem.label}: regret / TS against M", config)
+    intro = (f"T = {config.horizon}, {config.num_runs} runs per point, M in "
+             f"{list(config.sizes)}; heatmaps: mean final regret over exact TS's. The paper: "
+             "T = 1000, 200 runs, d in {10, 50}, K up to 10,000, the sphere up to d = 100, M "
+             "up to 1024 (`--scale paper`). Paired 95% intervals: *not reproduced* when the data "
+             "contradict the claim, *not decidable here* when they straddle it.")
     if config.pairs != PAIRS:
         intro += (f" Laws at this scale: the {len(config.references)} x "
                   f"{len(config.perturbations)} sub-grid of references ("
-                  f"{', '.join(LAW_NAMES[r] for r in config.references)}) x perturbations ("
+                  f"{', '.join(LAW_NAMES[x] for x in config.references)}) x perturbations ("
                   f"{', '.join(LAW_NAMES[p] for p in config.perturbations)}), one program per "
                   "pair.")
-    return C.finish(NAME, TITLE, intro, tables, claims, figure, out, args, seconds,
-                    data={"results": results, "ts": ts_results, "config": config})
+    return C.Page(fig, tables, claims, intro,
+                  {"results": results, "ts": ts_results, "config": config})
+
+
+def main(argv: Sequence[str] | None = None) -> C.Report:
+    return C.script(NAME, TITLE, SCALES, argv, body, doc=__doc__)
 
 
 if __name__ == "__main__":

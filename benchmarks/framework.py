@@ -1,36 +1,28 @@
-"""Shared plumbing of the paper reproductions in ``benchmarks/``.
+"""What the paper reproductions of ``benchmarks/`` share: the command line, the cached runner,
+tables, claims and reports, panels of tuned agents, figures and the statistics of the verdicts.
 
-Every reproduction script is runnable on its own (``python -m benchmarks.<name>``) and
-importable (its ``main(argv)`` returns a :class:`Report`). This module holds what they share:
+A reproduction is a module with ``NAME``, ``TITLE``, ``SCALES`` (``{"tiny" | "small" | "paper":
+Config}``) and ``main(argv) -> Report``, which is one call of :func:`script`::
 
-* :func:`parse_args`: ``--scale tiny|small|paper``, ``--seed``, ``--out``, ``--plain``,
-  ``--no-progress``;
-* :func:`output_dir`: the output folder (default ``results/reproduce/<name>/``);
-* :class:`Table` and :func:`write_report`: markdown tables, printed with rich (or plain text);
-* :func:`new_figure` / :func:`save_figure`: headless matplotlib figures written as PNG;
-* :func:`record_steps` and :func:`run_options`: runner options chosen so that programs compile
-  once per static configuration (see below);
-* small statistics helpers (:func:`final_regret`, :func:`mean_ci`, :func:`mean_se`,
-  :func:`paired_gap`, :func:`fmt_ci`, :func:`fmt_se`) and :func:`verdict_at_most`, the
-  three-valued verdict of a "gap <= tolerance" claim;
-* :func:`command_line`, :func:`print_claims`, :func:`timer`: the small pieces of ``main``.
+    def main(argv=None):
+        return C.script(NAME, TITLE, SCALES, argv, body, doc=__doc__)
 
-A script's ``main(argv)`` parses the shared options, runs, draws one figure
-(:func:`new_figure` / :func:`save_figure`), builds :class:`Table` s and claims
-``(claim, verdict, evidence)`` and calls :func:`write_report`; it returns a :class:`Report`,
-which is what the tests and the notebook read.
+    def body(run: C.Run) -> C.Page:      # run.config, run.key, run.progress, run.log(...)
+        results = ...                    # jb.simulate / jb.sweep / C.Runner / C.run_panel
+        return C.Page(figure, tables, claims, intro, data={"results": results})
 
-**Compile time.** On a 2-core CPU one ``jb.simulate`` of a small linear problem runs in a fraction
-of a second but compiles for 5-10 s, so the number of distinct static configurations (ensemble
-size, dimension, number of arms, reference law...) sets the run time of a reproduction. The
-runner caches a compiled program per argument signature: the horizon is an argument, but the
-chunk length and the number of recorded steps are shapes. :func:`run_options` therefore fixes both
-per scale, so that two calls that differ only in their horizon (or a numeric hyperparameter)
-share one program. A grid may also vary static fields (an ensemble size, a sampling law, a
-network width): ``jb.sweep`` compiles one program per distinct static value, and each grid
-point's runs equal ``jb.simulate``'s with that point's settings bit for bit. Each distinct value
-is one more compilation, so the ``tiny`` scales keep few of them; ``jb.sweep`` plays runs in
-fixed blocks, which bounds a sweep's memory whatever its number of grid points.
+:func:`script` parses the shared options (``--scale``, ``--seed``, ``--out``, ``--set``,
+``--cache``...), applies the scale's configuration, prints and writes the markdown report beside
+the figure (``results/reproduce/<name>/``) and returns the :class:`Report` the tests read. A
+claim is ``(claim, verdict, evidence)``: True (reproduced), False (not reproduced) or None (not
+decidable at this scale), with the numbers.
+
+**Compile time.** On a 2-core CPU one small ``jb.simulate`` compiles for 5-10 s, so the number of
+distinct static configurations sets a reproduction's run time. The horizon is an argument of
+the compiled program but the chunk length and the number of recorded steps are shapes, so
+:func:`run_options` fixes both per scale: calls that differ only in their horizon (or a numeric
+hyperparameter) share one program. ``jb.sweep`` compiles one program per distinct static value
+(an ensemble size, a law, a width) and each grid point's runs equal ``jb.simulate``'s bit for bit.
 """
 
 from __future__ import annotations
@@ -38,7 +30,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import hashlib
-import json
 import math
 import os
 import re
@@ -54,62 +45,47 @@ import numpy as np
 
 import jaxbandits as jb
 from jaxbandits import Result
+from jaxbandits.cli._settings import _json_or_text
 from jaxbandits.results import t_quantile
 from jaxbandits.tables import print_table, render_table
 
 ROOT = Path(__file__).resolve().parents[1]
-
-__all__ = [
-    "ROOT",
-    "SCALES",
-    "Claim",
-    "Experiment",
-    "Report",
-    "Runner",
-    "Table",
-    "Verdict",
-    "check_claims",
-    "command_line",
-    "config_hash",
-    "configure",
-    "final_regret",
-    "finish",
-    "fmt_ci",
-    "fmt_se",
-    "mean_ci",
-    "mean_se",
-    "new_figure",
-    "output_dir",
-    "paired_gap",
-    "parse_args",
-    "print_claims",
-    "record_steps",
-    "run_options",
-    "save_figure",
-    "timer",
-    "verdict_at_most",
-    "write_report",
-]
-
 SCALES: tuple[str, ...] = ("tiny", "small", "paper")
 SCALE_HELP = ("tiny: test-only smoke sizes (seconds of running, the rest is compilation); "
               "small: minutes on a 2-core CPU; paper: the papers' sizes, meant for a GPU")
+#: an ordering ("a is larger than b") is decided when the means differ by this fraction or the
+#: paired 95% CI excludes 0 (:func:`ordering`)
+ORDER_TOL = 0.10
+#: "competitive" (:func:`not_worse`): mean at most this fraction above the reference's
+NOT_WORSE_TOL = 0.10
+#: "close" (:func:`close`): means within this fraction of their average
+CLOSE_TOL = 0.15
+#: the rules of those verdicts, for a report
+RULES = (f"Competitive: mean final regret at most {100 * NOT_WORSE_TOL:.0f}% above the "
+         "reference's (clearly worse: more than that with a paired 95% CI excluding 0); close: "
+         f"means within {100 * CLOSE_TOL:.0f}%; an ordering is decided at a "
+         f"{100 * ORDER_TOL:.0f}% difference of means or a paired 95% CI excluding 0; otherwise "
+         "not decidable here.")
 
 
 # ------------------------------------------------------------------------------------------------
-# Command line and output folder.
+# Command line and the main of a script.
 
 
 def parse_args(name: str, description: str, argv: Sequence[str] | None = None,
-               default_scale: str = "small") -> argparse.Namespace:
+               default_scale: str = "small",
+               options: Mapping[str, Mapping[str, Any]] | None = None) -> argparse.Namespace:
     """The shared command line of a reproduction script.
 
-    Options: ``--scale {tiny,small,paper}``, ``--seed`` (the JAX key of every run),
-    ``--out`` (default ``results/reproduce/<name>/``), ``--plain`` (plain-text tables instead of
-    rich), ``--no-progress`` (no progress bars), ``--cpu-devices`` (``jb.use_cpu_cores``:
-    one device per core by default, so the runs are split over the cores).
+    ``--scale {tiny,small,paper}``, ``--seed`` (the key of every run), ``--out`` (default
+    ``results/reproduce/<name>/``), ``--plain`` (plain tables), ``--no-progress``,
+    ``--cpu-devices`` (``jb.use_cpu_cores``), ``--set FIELD=VALUE`` (:func:`configure`),
+    ``--cache DIR`` (:class:`Runner`), and a script's own ``options`` (``{flag: argparse
+    keywords}``, such as ``{"--solver": {"choices": ("gd", "newton"), "default": "gd"}}``).
     """
-    parser = argparse.ArgumentParser(prog=f"python -m benchmarks.{name}", description=description)
+    parser = argparse.ArgumentParser(prog=f"python -m benchmarks.{name}",
+                                     description=description.strip().splitlines()[0]
+                                     if description.strip() else "")
     parser.add_argument("--scale", choices=SCALES, default=default_scale, help=SCALE_HELP)
     parser.add_argument("--seed", type=int, default=0, help="the key of every run (default 0)")
     parser.add_argument("--out", type=Path, default=None,
@@ -126,6 +102,8 @@ def parse_args(name: str, description: str, argv: Sequence[str] | None = None,
     parser.add_argument("--cache", type=Path, default=None,
                         help="a folder memoising every run by its config hash (Runner): a rerun "
                              "loads the points it already played")
+    for flag, keywords in (options or {}).items():
+        parser.add_argument(flag, **keywords)
     args = parser.parse_args(argv)
     jb.use_cpu_cores(args.cpu_devices)
     jb.use_compilation_cache()  # $JAXBANDITS_COMPILATION_CACHE, else ~/.cache/jaxbandits/jax
@@ -135,10 +113,9 @@ def parse_args(name: str, description: str, argv: Sequence[str] | None = None,
 
 
 def configure(scales: Mapping[str, Any], args: argparse.Namespace) -> Any:
-    """The configuration of ``args.scale`` with the ``--set FIELD=VALUE`` overrides applied.
-
-    Values are read as JSON (``20``, ``0.5``, ``true``, ``[1, 2]``; a list becomes a tuple),
-    else kept as text, as the command line's ``--set`` reads them.
+    """The configuration of ``args.scale`` with the ``--set FIELD=VALUE`` overrides applied,
+    each value read as the command line's ``--set`` reads it (JSON, else text; a list becomes a
+    tuple).
 
     Raises:
       ValueError: an override without ``=`` or naming no field of the configuration.
@@ -152,10 +129,7 @@ def configure(scales: Mapping[str, Any], args: argparse.Namespace) -> Any:
         if not sep or field not in fields:
             raise ValueError(f"--set {item!r}: expected FIELD=VALUE with FIELD one of "
                              f"{sorted(fields)}")
-        try:
-            value = json.loads(raw)
-        except json.JSONDecodeError:
-            value = raw
+        value = _json_or_text(raw)
         changes[field] = tuple(value) if isinstance(value, list) else value
     return dataclasses.replace(config, **changes) if changes else config
 
@@ -172,21 +146,70 @@ def command_line(name: str, argv: Sequence[str]) -> str:
     return " ".join(["python", "-m", f"benchmarks.{name}", *map(shlex.quote, argv)])
 
 
+@dataclasses.dataclass
+class Run:
+    """What a script's body gets from :func:`script`: the parsed ``args``, the scale's
+    ``config``, the output folder, the key of every run, the progress setting (False with
+    ``--no-progress``) and the start time."""
+
+    args: argparse.Namespace
+    config: Any
+    out: Path
+    key: jax.Array
+    progress: bool | None
+    start: float
+
+    def log(self, message: str) -> None:
+        """Prints ``message`` with the seconds elapsed."""
+        print(f"  [{timer() - self.start:4.0f} s] {message}", flush=True)
+
+
+class Page(NamedTuple):
+    """What a script's body returns: the figure, the tables, the claims ``(claim, verdict,
+    evidence)``, the report's introduction and the data the tests and notebooks read."""
+
+    figure: Any
+    tables: list
+    claims: list
+    intro: str
+    data: dict
+
+
+def script(name: str, title: str, scales: Mapping[str, Any], argv: Sequence[str] | None,
+           body: Callable[[Run], Page], *, doc: str = "",
+           options: Mapping[str, Mapping[str, Any]] | None = None) -> Report:
+    """The ``main`` of a reproduction: parses the command line (:func:`parse_args`), applies the
+    scale (:func:`configure`), runs ``body`` and writes ``<out>/<name>.png`` and ``.md``, whose
+    introduction is ``doc`` (:func:`describe`), the scale, the seed and the page's ``intro``
+    (what ran at this scale)."""
+    args = parse_args(name, doc or title, argv, options=options)
+    config = configure(scales, args)
+    run = Run(args, config, output_dir(name, args.out), jax.random.key(args.seed),
+              False if args.no_progress else None, timer())
+    print(f"{title}\nscale {args.scale}: {config}", flush=True)
+    page = body(run)
+    figure = save_figure(page.figure, run.out / f"{name}.png")
+    intro = f"{describe(doc)}\n\nScale `{args.scale}`, seed {args.seed}: {page.intro}"
+    return finish(name, title, intro, page.tables, page.claims, figure, run.out, args,
+                  timer() - run.start, page.data)
+
+
+def describe(doc: str) -> str:
+    """A script's docstring for its report: without the first line (the report's title) and the
+    closing command block."""
+    text = doc.strip().partition("\n")[2].strip()
+    setup, block, _ = text.partition("::\n")
+    return setup.strip() + ("." if block else "")
+
+
 # ------------------------------------------------------------------------------------------------
-# Tables and reports.
+# Tables, claims and reports.
 
 
 @dataclasses.dataclass
 class Table:
-    """A titled table of strings; the first column labels the rows.
-
-    Rendered by the one table renderer (:mod:`jaxbandits.tables`, the library's
-    ``jaxbandits.tables``).
-
-    Attributes:
-      title: a heading.  columns: the header.  rows: lists of cells (strings).
-      note: a paragraph printed under the table (units, tolerances, what the numbers are).
-    """
+    """A titled table of strings, rendered by :mod:`jaxbandits.tables`; the first column labels
+    the rows, ``note`` is printed under it (units, tolerances, what the numbers are)."""
 
     title: str
     columns: list[str]
@@ -214,16 +237,9 @@ class Table:
                     sys.stdout.isatty() else self.title, note=self.note or None, plain=plain)
 
 
-# ------------------------------------------------------------------------------------------------
-# Claims.
-
-
 class Verdict(NamedTuple):
-    """A claim checked on results: ``(claim, verdict, evidence)``.
-
-    ``verdict`` is True (reproduced), False (not reproduced) or None (not decidable at this
-    scale, e.g. the interval straddles the paper's tolerance); ``evidence`` holds the numbers.
-    """
+    """A claim checked on results: True (reproduced), False (not reproduced) or None (not
+    decidable at this scale), with the numbers as ``evidence``."""
 
     claim: str
     verdict: bool | None
@@ -232,21 +248,16 @@ class Verdict(NamedTuple):
 
 @dataclasses.dataclass(frozen=True)
 class Claim:
-    """One of a paper's claims, as a check of a reproduction's results.
-
-    Attributes:
-      name: a short label, starting with the figure or table (``"Fig. 2: M = 8 matches TS"``).
-      statement: what the paper states, with its citation (``"Li et al. 2024, Sec. 5.1"``).
-      check: ``results -> (verdict, evidence)``: True / False / None and the numbers.
-    """
+    """One of a paper's claims as a check of results: ``name`` (starting with the figure or
+    table), the paper's ``statement`` with its citation, and ``check: results -> (verdict,
+    evidence)``."""
 
     name: str
     statement: str
     check: Callable[[Any], tuple[bool | None, str]]
 
     def __call__(self, results: Any) -> Verdict:
-        verdict, evidence = self.check(results)
-        return Verdict(self.name, verdict, evidence)
+        return Verdict(self.name, *self.check(results))
 
 
 def check_claims(claims: Iterable[Claim], results: Any) -> list[Verdict]:
@@ -281,35 +292,29 @@ class Report:
         raise KeyError(title_start)
 
 
+_VERDICTS = {True: "reproduced", False: "**not reproduced**", None: "not decidable here"}
+
+
 def write_report(path: Path, title: str, intro: str, tables: Iterable[Table],
                  claims: Iterable[tuple[str, bool | None, str]], figure: Path,
                  command: str, seconds: float) -> Path:
-    """Writes the markdown report: the setup, the figure, every table and the claims checked.
-
-    ``claims`` are ``(claim, verdict, evidence)`` with verdict True (reproduced), False (not
-    reproduced) or None (not decidable at this scale).
-    """
-    verdicts = {True: "reproduced", False: "**not reproduced**", None: "not decidable here"}
+    """Writes the markdown report: the setup, the figure, every table and the claims checked."""
     lines = [f"# {title}", "", intro.strip(), "", f"Command: `{command}`  ",
              f"Run time: {seconds:.0f} s (compilation included).", "",
-             f"![{figure.stem}]({figure.name})", ""]
-    for table in tables:
-        lines += [table.markdown()]
+             f"![{figure.stem}]({figure.name})", "", *(table.markdown() for table in tables)]
     claims = list(claims)
     if claims:
         lines += ["### Claims checked", ""]
-        lines += [f"- {claim}: {verdicts[verdict]} ({evidence})"
-                  for claim, verdict, evidence in claims]
-        lines += [""]
+        lines += [f"- {c}: {_VERDICTS[v]} ({evidence})" for c, v, evidence in claims] + [""]
     path.write_text("\n".join(lines))
     return path
 
 
 def print_claims(claims: Iterable[tuple[str, bool | None, str]]) -> None:
     """Prints each claim as ``[yes]`` / ``[ NO]`` / ``[n/a]``, the claim and its evidence."""
-    verdicts = {True: "yes", False: "NO", None: "n/a"}
+    marks = {True: "yes", False: "NO", None: "n/a"}
     for claim, verdict, evidence in claims:
-        print(f"[{verdicts[verdict]:>3}] {claim} ({evidence})", flush=True)
+        print(f"[{marks[verdict]:>3}] {claim} ({evidence})", flush=True)
 
 
 def finish(name: str, title: str, intro: str, tables: list[Table],
@@ -322,9 +327,8 @@ def finish(name: str, title: str, intro: str, tables: list[Table],
         table.print(plain=args.plain)
     print_claims(claims)
     print(f"wrote {figure} and {markdown} in {seconds:.0f} s", flush=True)
-    claims = [Verdict(*c) for c in claims]
-    return Report(out=out, figure=figure, markdown=markdown, tables=tables, claims=claims,
-                  seconds=seconds, data=data)
+    return Report(out=out, figure=figure, markdown=markdown, tables=tables,
+                  claims=[Verdict(*c) for c in claims], seconds=seconds, data=data)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -333,16 +337,10 @@ def finish(name: str, title: str, intro: str, tables: list[Table],
 
 @dataclasses.dataclass(frozen=True)
 class Experiment:
-    """One set of runs of a figure: an environment, agents and a grid, at one scale.
-
-    Attributes:
-      env: a ``jb`` environment (``jb.make_env(...)``).
-      agents: ``{label: agent}`` (``jb.make_agent(...)``), played with common random numbers.
-      horizon / num_runs: rounds T and independent runs R.
-      grid: ``{field: values}`` swept for every agent with ``jb.sweep`` (an agent field, or an
-        environment field as ``"env.<name>"``); empty: one ``jb.simulate`` per agent.
-      options: runner options (``chunk_size``, ``record``, ``block_runs``: :func:`run_options`).
-    """
+    """One set of runs of a figure: a ``jb`` environment, ``{label: agent}`` played with common
+    random numbers, T and R, a ``grid`` ``{field: values}`` swept for every agent (an agent
+    field, or ``"env.<name>"``; empty: one ``jb.simulate`` per agent) and runner ``options``
+    (:func:`run_options`)."""
 
     env: Any
     agents: Mapping[str, Any]
@@ -364,13 +362,10 @@ def config_hash(*parts: Any) -> str:
 
 class Runner:
     """The one memoising runner of the reproductions: common random numbers (one key for every
-    run), each point run once, in memory and, with ``cache``, on disk by its config hash.
-
-    A point is an ``(env, agent, horizon, num_runs, options)``; its hash (:func:`config_hash`)
-    names ``<cache>/<hash>.npz`` / ``.json`` (``Result.save``), so a second run of a script with
-    the same ``--cache`` folder loads every point it has already played. :meth:`sweep` runs only
-    the grid values not cached yet, in one ``jb.sweep``.
-    """
+    run), each point ``(env, agent, horizon, num_runs, options)`` run once, in memory and, with
+    ``cache``, on disk as ``<cache>/<config_hash>.npz`` / ``.json`` (``Result.save``), so a rerun
+    with the same ``--cache`` loads every point it has played. :meth:`sweep` runs only the grid
+    values not cached yet, in one ``jb.sweep``."""
 
     def __init__(self, key: Any, *, cache: str | Path | None = None, progress: bool | None = None,
                  log: Callable[[str], None] | None = None):
@@ -434,9 +429,9 @@ class Runner:
             for (point, value), result in zip(missing, results, strict=True):
                 result.name = f"{name or agent.name} {field}={value}"
                 self._store(point, result)
-            compiled = sum(r.compile_time for r in results)
             self.log(f"{name or agent.name}, {field} in {[v for _, v in missing]}: compile "
-                     f"{compiled:.1f} s, run {sum(r.wall_time for r in results):.1f} s")
+                     f"{sum(r.compile_time for r in results):.1f} s, run "
+                     f"{sum(r.wall_time for r in results):.1f} s")
         return [self.memory[p] for p in points]
 
     def run(self, experiment: Experiment) -> dict[str, Any]:
@@ -460,6 +455,154 @@ class Runner:
 def _is_key(key: Any) -> bool:
     return isinstance(key, jax.Array) and jax.dtypes.issubdtype(key.dtype,
                                                                   jax.dtypes.prng_key)
+
+
+# ------------------------------------------------------------------------------------------------
+# Panels: an environment and entries, each one agent run once or swept over one numeric field in
+# one compiled program (the values tuned, or each its own curve).
+
+
+@dataclasses.dataclass(frozen=True)
+class Entry:
+    """One agent of a panel: ``field`` / ``values`` a numeric field swept in one program (None:
+    a single run); ``tune``: keep the value with the lowest mean final regret for the plot (a
+    baseline's exploration scale), else each value is a curve named by ``value_labels``;
+    ``kind``: ``"es"`` (the paper's method), ``"dt"`` (its variants), ``"variant"`` (a
+    diagnostic setting) or ``"baseline"``; ``value_kinds``: per-value kinds (default ``kind``)."""
+
+    label: str
+    agent: Any
+    field: str | None = None
+    values: tuple = ()
+    tune: bool = False
+    value_labels: tuple[str, ...] = ()
+    kind: str = "baseline"
+    value_kinds: tuple[str, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class Panel:
+    """An environment and its entries; ``reference`` labels the curve the others are compared
+    to; ``warmup`` the rounds before it learns (drawn, and the start of the early window)."""
+
+    title: str
+    env: Any
+    entries: tuple[Entry, ...]
+    reference: str
+    warmup: int = 0
+
+
+@dataclasses.dataclass
+class PanelResult:
+    """What a panel produced: ``curves`` ``{label: Result}`` (tuned entries at their best
+    value), ``rows`` ``[(label, setting, Result, kind, chosen)]`` of every configuration run,
+    ``tuned`` ``{entry label: best value}``, ``kinds`` ``{curve label: entry kind}``."""
+
+    panel: Panel
+    curves: dict[str, Result]
+    rows: list[tuple[str, str, Result, str, bool]]
+    tuned: dict[str, Any]
+    kinds: dict[str, str]
+
+
+def checkpoints(horizon: int, warmup: int) -> tuple[int, int, int]:
+    """``(w1, w2, T)``: the end of the first 20% of the rounds after the warm-up, the start of the
+    last 20%, and T."""
+    span = max(int(0.2 * (horizon - warmup)), 1)
+    return warmup + span, horizon - span, horizon
+
+
+def run_panel(panel: Panel, key: jax.Array, config: Any,
+              progress: bool | None = False) -> PanelResult:
+    """Every entry of ``panel`` on the same instances (one compiled program per entry), at
+    ``config.horizon`` / ``num_runs`` with its ``chunk_size`` / ``num_records`` (the
+    :func:`checkpoints` after the panel's warm-up recorded)."""
+    options = run_options(config.horizon, config.chunk_size, config.num_records,
+                          include=(panel.warmup, *checkpoints(config.horizon, panel.warmup)),
+                          progress=progress)
+    out = PanelResult(panel, {}, [], {}, {})
+    for entry in panel.entries:
+        if entry.field is None:
+            result = jb.compare(panel.env, {entry.label: entry.agent}, key, config.horizon,
+                                config.num_runs, **options)[entry.label]
+            out.curves[entry.label], out.kinds[entry.label] = result, entry.kind
+            out.rows.append((entry.label, "paper defaults", result, entry.kind, True))
+            continue
+        swept = jb.sweep(panel.env, entry.agent, key, {entry.field: list(entry.values)},
+                         config.horizon, config.num_runs, **options)
+        by_value = dict(zip(entry.values, swept.values(), strict=True))
+        if entry.tune:
+            best = min(by_value, key=lambda v: mean_final(by_value[v]))
+            out.tuned[entry.label] = best
+            label = f"{entry.label} ({entry.field}={best:g}, tuned)"
+            out.curves[label], out.kinds[label] = by_value[best], entry.kind
+            out.rows += [(entry.label, f"{entry.field} = {v:g}", r, entry.kind, v == best)
+                         for v, r in by_value.items()]
+            continue
+        kinds = entry.value_kinds or (entry.kind,) * len(entry.values)
+        for label, kind, (value, result) in zip(entry.value_labels, kinds, by_value.items(),
+                                                strict=True):
+            out.curves[label], out.kinds[label] = result, kind
+            out.rows.append((label, f"{entry.field} = {value:g}", result, kind, True))
+    return out
+
+
+def builders(table: Mapping[str, Callable], names: Sequence[str] | str) -> dict[str, Callable]:
+    """``{name: builder}`` of the panels ``names`` (one name alone, as ``--set panels=logistic``
+    gives it, is one panel) in ``table``.
+
+    Raises:
+      ValueError: a name that is not a panel of ``table``.
+    """
+    names = (names,) if isinstance(names, str) else tuple(names)
+    unknown = [name for name in names if name not in table]
+    if unknown:
+        raise ValueError(f"no panel {', '.join(map(repr, unknown))}; the panels are "
+                         f"{', '.join(map(repr, table))} (--set 'panels=[\"NAME\", ...]')")
+    return {name: table[name] for name in names}
+
+
+def panel_table(result: PanelResult, config: Any, note: str) -> Table:
+    """Every configuration of a panel: final regret (mean ± 95% CI), its spread, the paired gap
+    to the panel's reference, and the run time; ``note`` says what ran."""
+    panel = result.panel
+    reference = final_regret(result.curves[panel.reference])
+    table = Table(f"{panel.title}: final regret at T = {config.horizon}",
+                  ["agent", "setting", "final regret (mean ± 95% CI)", "sd over runs",
+                   f"gap to {panel.reference} (paired)", "run s"],
+                  note=note + " * marks the tuned value of a baseline's grid (plotted). Run s: "
+                  "seconds of running for all runs, compilation excluded (a sweep's time is "
+                  "split evenly over its points).")
+    tuned = {e.label for e in panel.entries if e.tune}
+    for label, setting, res, _, chosen in result.rows:
+        final = final_regret(res)
+        table.add(label, setting + (" *" if label in tuned and chosen else ""), fmt_ci(final),
+                  f"{final.std(ddof=1) if final.size > 1 else 0.0:.1f}",
+                  "—" if label == panel.reference else fmt_ci(final - reference),
+                  f"{res.wall_time:.1f}")
+    return table
+
+
+STYLES = {"es": {"color": "0.35", "linestyle": "--", "linewidth": 2.0},
+          "dt": {"linestyle": "--"}, "variant": {"color": "0.6", "linestyle": ":"},
+          "baseline": {"linestyle": "-"}}
+
+
+def draw_curves(ax, curves: Mapping[str, Result], kinds: Mapping[str, str], title: str,
+                warmup: int = 0, band_alpha: float = 0.15, styles: Mapping = STYLES) -> None:
+    """Mean cumulative regret with 95% bands, styled by kind (:data:`STYLES`: the paper's method
+    gray dashed, its variants dashed); a dotted line at ``warmup``."""
+    for label, result in curves.items():
+        steps = np.asarray(result.steps)
+        (line,) = ax.plot(steps, result.mean("regret"), label=label,
+                          **styles[kinds.get(label, "baseline")])
+        if result.num_runs > 1:
+            lower, upper = result.confidence_band("regret")
+            ax.fill_between(steps, lower, upper, color=line.get_color(), alpha=band_alpha,
+                            linewidth=0)
+    if warmup:
+        ax.axvline(warmup, color="0.6", linewidth=0.8, linestyle=":")
+    style_axes(ax, "round t", "cumulative regret", title, legend=7)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -488,6 +631,37 @@ def save_figure(fig, path: Path, close: bool = True) -> Path:
     if close:
         plt.close(fig)
     return path
+
+
+def style_axes(ax, xlabel: str, ylabel: str, title: str, legend: float | None = None,
+               which: str = "major", log: str = "") -> None:
+    """Labels, title and grid of ``ax``; a legend in font size ``legend``; ``log``: the axes
+    (``"x"``, ``"y"``, ``"xy"``) on a log scale."""
+    if "x" in log:
+        ax.set_xscale("log")
+    if "y" in log:
+        ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(alpha=0.3, which=which)
+    if legend:
+        ax.legend(fontsize=legend)
+
+
+def draw_errorbars(ax, x: Sequence, results: Sequence[Result], label: str, **style) -> None:
+    """Final regret (mean, 95% CI) of ``results`` against ``x``, markers and caps."""
+    stats = np.array([mean_ci(final_regret(r)) for r in results])
+    ax.errorbar(x, stats[:, 0], yerr=np.nan_to_num(stats[:, 1]), marker="o", capsize=3,
+                label=label, **style)
+
+
+def not_run(ax, title: str, text: str = "not run at this scale") -> None:
+    """An empty panel that says why."""
+    ax.set_title(title)
+    ax.text(0.5, 0.5, text, ha="center", va="center", wrap=True, fontsize=9,
+            transform=ax.transAxes)
+    ax.set_axis_off()
 
 
 # ------------------------------------------------------------------------------------------------
@@ -519,13 +693,10 @@ def record_steps(horizon: int, num: int, include: Iterable[int] = ()) -> np.ndar
 
 def run_options(horizon: int, chunk_size: int, num_records: int, include: Iterable[int] = (),
                 progress: bool | None = None) -> dict[str, Any]:
-    """Keyword arguments for ``jb.simulate`` / ``compare`` / ``sweep`` with shape-stable programs.
-
-    ``chunk_size`` and the number of recorded steps are fixed, so calls that differ only in the
-    horizon reuse one compiled program (chunking never changes the numbers). The environment
-    variable ``BENCH_BLOCK_RUNS`` sets ``block_runs`` (the default block of an accelerator can be
-    far larger than a paper's run count).
-    """
+    """Keyword arguments for ``jb.simulate`` / ``compare`` / ``sweep`` with shape-stable programs:
+    the chunk length and the recorded steps' count fixed, so calls that differ only in the
+    horizon reuse one program (chunking never changes the numbers). ``$BENCH_BLOCK_RUNS`` sets
+    ``block_runs`` (an accelerator's default block can be far larger than a paper's runs)."""
     options = {"chunk_size": min(chunk_size, horizon),
                "record": record_steps(horizon, num_records, include).tolist(),
                "progress": progress}
@@ -540,7 +711,7 @@ def timer() -> float:
 
 
 # ------------------------------------------------------------------------------------------------
-# Statistics.
+# Statistics and verdicts.
 
 
 def final_regret(result: Result, step: int | None = None) -> np.ndarray:
@@ -553,22 +724,31 @@ def final_regret(result: Result, step: int | None = None) -> np.ndarray:
     return np.asarray(result.cumulative_regret[:, index[0]], dtype=np.float64)
 
 
+def regret_at(result: Result, step: int) -> np.ndarray:
+    """``(runs,)`` cumulative regret at a recorded ``step`` (0 before the first round)."""
+    return np.zeros(result.num_runs) if step <= 0 else final_regret(result, step)
+
+
+def mean_final(result: Result) -> float:
+    """The mean final regret."""
+    return float(final_regret(result).mean())
+
+
 def mean_ci(values: np.ndarray) -> tuple[float, float]:
     """``(mean, half-width of the 95% Student-t interval)``."""
     values = np.asarray(values, dtype=np.float64)
-    n = values.size
-    if n < 2:
+    if values.size < 2:
         return float(values.mean()), math.nan
-    return float(values.mean()), float(t_quantile(n - 1) * values.std(ddof=1) / math.sqrt(n))
+    return float(values.mean()), float(t_quantile(values.size - 1) * values.std(ddof=1)
+                                        / math.sqrt(values.size))
 
 
 def mean_se(values: np.ndarray) -> tuple[float, float]:
     """``(mean, standard error)``."""
     values = np.asarray(values, dtype=np.float64)
-    n = values.size
-    if n < 2:
+    if values.size < 2:
         return float(values.mean()), math.nan
-    return float(values.mean()), float(values.std(ddof=1) / math.sqrt(n))
+    return float(values.mean()), float(values.std(ddof=1) / math.sqrt(values.size))
 
 
 def paired_gap(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
@@ -577,18 +757,74 @@ def paired_gap(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
 
 
 def verdict_at_most(values: np.ndarray, limit: float) -> bool | None:
-    """The verdict of the claim "the mean of ``values`` is at most ``limit``".
-
-    True when the sample mean is at most ``limit`` (the papers' criteria are on means), False
-    when the whole 95% interval lies above it, None (not decidable at this number of runs) when
-    the mean is above ``limit`` but the interval reaches it.
-    """
+    """"The mean of ``values`` is at most ``limit``": True on the sample mean (the papers'
+    criteria are on means), False when the whole 95% interval lies above it, else None."""
     mean, half = mean_ci(values)
     if mean <= limit:
         return True
     if math.isnan(half):
         return None
     return False if mean - half > limit else None
+
+
+def lower(a: np.ndarray, b: np.ndarray) -> bool | None:
+    """"``a`` is lower than ``b``" (paired): True on the mean, False when the 95% interval of
+    ``a - b`` lies above 0, else None."""
+    mean, half = paired_gap(a, b)
+    if mean < 0:
+        return True
+    return False if mean - half > 0 else None
+
+
+def all_of(verdicts: Sequence[bool | None]) -> bool | None:
+    """True if all are True, False if any is False, else None (not decidable)."""
+    if any(v is False for v in verdicts):
+        return False
+    return True if all(v is True for v in verdicts) else None
+
+
+def ordering(a: float, b: float, gap: tuple[float, float] | None = None,
+             tol: float = ORDER_TOL) -> tuple[bool | None, str]:
+    """"``a`` is larger than ``b``": True when it is by at least ``tol`` (relative) or the
+    paired gap ``(mean, 95% half-width)`` of ``a - b`` excludes 0, False for the same the other
+    way round, else None; with the evidence."""
+    rel = (a - b) / max(abs(b), 1e-12)
+    mean_gap, half = gap if gap is not None else (a - b, math.inf)
+    evidence = f"{a:.3g} vs {b:.3g} ({100 * rel:+.0f}%"
+    evidence += f", paired gap {mean_gap:+.3g} ± {half:.3g})" if gap is not None else ")"
+    if rel >= tol or mean_gap - half > 0:
+        return True, evidence
+    if rel <= -tol or mean_gap + half < 0:
+        return False, evidence
+    return None, evidence
+
+
+def worse_than(a: Result, b: Result, tol: float = ORDER_TOL) -> tuple[bool | None, str]:
+    """Whether ``a`` has larger final regret than ``b`` (:func:`ordering`, paired)."""
+    fa, fb = final_regret(a), final_regret(b)
+    return ordering(fa.mean(), fb.mean(), paired_gap(fa, fb), tol)
+
+
+def not_worse(a: Result, b: Result, tol: float = NOT_WORSE_TOL) -> tuple[bool | None, str]:
+    """Whether ``a`` is competitive with ``b``: True when ``mean(a) <= (1 + tol) mean(b)``,
+    False when worse by more than that with a paired 95% CI excluding 0, else None."""
+    fa, fb = final_regret(a), final_regret(b)
+    gap, half = paired_gap(fa, fb)
+    rel = fa.mean() / max(fb.mean(), 1e-12) - 1
+    evidence = (f"{fa.mean():.1f} vs {fb.mean():.1f} ({100 * rel:+.0f}%), paired gap "
+                f"{gap:+.1f} ± {half:.1f}")
+    if rel <= tol:
+        return True, evidence
+    return (False if gap - half > 0 else None), evidence
+
+
+def close(a: Result, b: Result, tol: float = CLOSE_TOL) -> tuple[bool, str]:
+    """The mean final regrets of ``a`` and ``b`` are within ``tol`` of their average."""
+    fa, fb = final_regret(a), final_regret(b)
+    rel = abs(fa.mean() - fb.mean()) / max(0.5 * (fa.mean() + fb.mean()), 1e-12)
+    gap, half = paired_gap(fa, fb)
+    return bool(rel <= tol), (f"{fa.mean():.1f} vs {fb.mean():.1f}: {100 * rel:.0f}% apart "
+                              f"(tolerance {100 * tol:.0f}%), paired gap {gap:+.1f} ± {half:.1f}")
 
 
 def _digits(value: float) -> int:
@@ -608,3 +844,9 @@ def fmt_se(values: np.ndarray) -> str:
     mean, se = mean_se(values)
     d = _digits(mean)
     return f"{mean:.{d}f} ± {se:.{d}f}"
+
+
+def gap_text(values: np.ndarray, digits: int = 1) -> str:
+    """``"+mean ± half-width"`` of a paired gap (95% CI)."""
+    mean, half = mean_ci(values)
+    return f"{mean:+.{digits}f} ± {half:.{digits}f}"

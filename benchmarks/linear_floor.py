@@ -1,31 +1,16 @@
 """What a lin-ts / lin-ucb round costs on one CPU core, piece by piece, against the budget that
 the CPU targets (below) leave it.
 
-The targets are set at 1,000 runs on the whole machine: >= 100x the per-seed NumPy loop and
->= 10x batched NumPy (``benchmarks/throughput.py``). With ``C`` cores working in parallel, a
-seed-step may then cost at most ``C * 1e9 / (ratio * yardstick)`` ns of one core. This script
-times, on one XLA device (one core), each piece of the engine's round written with the
-library's own functions and vmapped over the runs of a block inside a ``lax.scan``, as the
-runner plays them:
-
-* ``draw``: the Gaussian ``z`` of ``d`` numbers that Thompson sampling needs, from the run's own
-  key (``fold_in(stream, t)``, as every engine draw: the reproducibility guarantees rest on
-  per-run counter-based keys), ``bits``: its random bits alone (threefry, before the
-  inverse-erf transform), and ``sample``: ``ridge_sample``, the draw and ``mean + S z``;
-* ``select``: the scores ``arms @ theta`` of the run's ``K`` arms, ``greedy_index`` and the
-  chosen row;
-* ``update``: ``ridge_update``, the Potter square-root rank-one step (three ``d x d`` passes),
-  and ``update+widths``: with lin-ucb's Sherman-Morrison downdate of its ``K`` squared widths
-  (``ridge_sq_widths_update``, one more ``K x d`` product), in one program as ``LinUCB.update``;
-* ``lin-ts`` and ``lin-ucb``: ``jb.simulate`` of the whole agent on ``linear``, one device.
-
-The pieces run on blocks of the engine's CPU block size (``jb.default_block_runs``: 128 runs,
-whose arms and factors stay in the core's cache). The sums ``sample + select + update``
-(lin-ts) and ``select + update+widths`` (lin-ucb) are part of a round's work (the
-environment's reward draw, the regret and the recording are left out), so a floor under what
-XLA's code for these forms can do. They are printed beside the NumPy yardsticks (the per-seed
-loop and batched NumPy at the same run count) and the budgets those imply. Run it from the
-repository root::
+The targets (``benchmarks/throughput.py``) are set at 1,000 runs on the whole machine: >= 100x
+the per-seed NumPy loop and >= 10x batched NumPy; with ``C`` cores a seed-step may cost at most
+``C * 1e9 / (ratio * yardstick)`` ns of one core. On one XLA device this times each piece of the
+engine's round, written with the library's functions and vmapped over a block of runs inside a
+``lax.scan`` as the runner plays them: ``draw`` (the Gaussian z of d numbers from the run's
+``fold_in(stream, t)`` key), ``bits`` (its random bits alone), ``sample`` (``ridge_sample``),
+``select`` (scores, ``greedy_index``, the chosen row), ``update`` (``ridge_update``, the Potter
+step) and ``update+widths`` (with lin-ucb's ``ridge_sq_widths_update``); then ``jb.simulate`` of
+each whole agent. The sums of the pieces are a floor under a round (the environment and the
+recording left out), printed beside the NumPy yardsticks and the budgets they imply::
 
     python -m benchmarks.linear_floor                  # d = 20, K = 50, 1,000 runs
     python -m benchmarks.linear_floor --quick          # a smoke test

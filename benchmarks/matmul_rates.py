@@ -1,22 +1,13 @@
 """GFLOP/s of the batched matrix products the neural agents' rounds are made of, on this machine.
 
-A neural round multiplies, for every run of a block, ``rows`` inputs by a ``width x width`` layer:
-a batched product ``(runs, rows, width) @ (runs, width, width)`` (one weight matrix per run).
-How fast XLA runs these shapes bounds how fast a round can be, whatever the code around them:
-
-* the LMC-TS trunk (width 20, rows up to the 200 stored rows, in blocks of 32),
-* NVLDB's appendix network (width 32) and its main one (width 100), over blocks of 32 pairs
-  (64 arm rows),
-
-beside one square 2048 product, the attainable peak (both timed by
-``benchmarks.timing.matmul_gflops``).
-Run it from the repository root::
+A neural round multiplies, for every run of a block, ``rows`` inputs by a ``width x width``
+layer: ``(runs, rows, width) @ (runs, width, width)``. How fast XLA runs these shapes bounds a
+round: the LMC-TS trunk (width 20, up to 200 rows, blocks of 32) and NVLDB's networks (widths 32
+and 100, 64 arm rows), beside a square 2048 product, the attainable peak; each shape timed for
+``--min-time`` seconds after compiling (``2 runs rows width^2`` FLOP a product)::
 
     python -m benchmarks.matmul_rates                    # the shapes above
     python -m benchmarks.matmul_rates --shapes 25x64x20,8x64x100
-
-Each shape is timed for at least ``--min-time`` seconds after its compilation; the rate counts
-``2 runs rows width^2`` FLOP per product.
 """
 
 from __future__ import annotations

@@ -1,40 +1,22 @@
 """Anytime ensemble sampling (Sun, Wang & Xu), Figure 1 distance / quadratic and Figure 2(d).
 
-Reproduces the neural panels of Sun et al. 2025, Fig. 1 (Sec. 4.3, 7.1-7.2) and Fig. 2(d) with
-the panel machinery of ``anytime_fig1.py``: the panels "distance" and "quadratic" (the paper's
-distance bandit and quadratic bandit, Sec. 7.1) are two more builders in the same shape as its
-``PANELS`` (this script keeps them in its own :data:`PANELS`, so the linear script stays free of
-neural compilations).
+Sun et al. 2025, Fig. 1 (Sec. 4.3, 7.1-7.2) and Fig. 2(d), with ``anytime_fig1``'s panels and
+claims (kept apart, so the linear script compiles nothing neural):
 
-* **distance** (``distance``: ``-||x - theta*|| + N(0, 0.5^2)``) and **quadratic**
-  (``quadratic``: ``0.01 x^T A A^T x + N(0, 0.5^2)``), unit arms, a fixed arm set per run:
-  Neural-ES (``neural-es``: m = 10, sigma_R = 0.1, lambda = 1, L = 3, ReLU, no biases, 100 gd
-  steps of 0.01 every round, warm-up: each arm once), Neural-ES-DT100 / DT300 (``neural-es-dt``:
-  m_e = ceil(2 ln L_e), sigma_R,e = 0.02 ln L_e, warm-up per epoch) against Neural-UCB and
-  Neural-TS (same network and gd, exploration scale tuned over a small grid by one ``jb.sweep``
-  each).
-* **Figure 2(d)** (the quadratic bandit, network size): Neural-ES with (L, N) over a grid around
-  the baseline (L = 3, N = the scale's width); each (L, N) is a shape, so one compilation each.
-  The baseline point is the quadratic panel's Neural-ES run (same instances, same keys), not run
-  twice.
+* **distance** (``-||x - theta*|| + N(0, 0.5^2)``) and **quadratic** (``0.01 x^T A A^T x +
+  N(0, 0.5^2)``), unit arms: Neural-ES (m = 10, sigma_R = 0.1, lambda = 1, L = 3, ReLU, no
+  biases, 100 gd steps of 0.01 every round, each arm once first) and Neural-ES-DT100 / DT300
+  against Neural-UCB and Neural-TS (same network and gd, exploration scale tuned by a sweep).
+* **Figure 2(d)** (quadratic): Neural-ES at each (L, N) of a grid around the baseline (L = 3,
+  N = the scale's width), one compilation each; the baseline is the quadratic panel's run::
 
-Every agent sees the same instances and noise (common random numbers). Scales: ``small`` (d = 8,
-K = 10, T = 600, 4 instances, N = 20; a few minutes on a 2-core CPU) and ``paper`` (d = 20,
-K = 50, T = 10,000, 10 instances; meant for a GPU). ``tiny`` is for the tests. Run it from the
-repository root::
-
-    python -m benchmarks.neural_fig1                    # --scale small
-
-It writes ``neural_fig1.png`` and ``neural_fig1.md`` into ``--out`` (default
-``results/reproduce/neural_fig1/``).
+    python -m benchmarks.neural_fig1                    # small: d = 8, K = 10, T = 600
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-
-import jax
 
 import jaxbandits as jb
 from benchmarks import anytime_fig1 as A
@@ -48,18 +30,9 @@ TITLE = ("Anytime ensemble sampling, Figure 1 distance / quadratic bandits (Neur
 
 @dataclasses.dataclass(frozen=True)
 class Config:
-    """Sizes of one scale.
-
-    Attributes:
-      dim, num_arms: d and K of both environments (noise 0.5, unit arms; d and N even).
-      horizon, num_runs: T and the number of problem instances (one run each, paper: 10).
-      width, depth: N and L of every network of the Figure 1 panels (paper: 20 and 3).
-      first_epochs: T_0 of the DT variants (the paper's DT100 and DT300).
-      nn_scales: the Neural-UCB / Neural-TS ``explore_scale`` grid.
-      panels: which of :data:`PANELS` to run.
-      nets: the Figure 2(d) ``(L, N)`` grid on the quadratic bandit (empty: skip the figure).
-      chunk_size, num_records: runner options (see :func:`benchmarks.framework.run_options`).
-    """
+    """Sizes of one scale: d and K (even), T, instances, the networks' N and L (paper: 20, 3),
+    the DT variants' T_0, the Neural-UCB / TS ``explore_scale`` grid, the panels run, Figure
+    2(d)'s ``(L, N)`` grid (empty: skipped), runner options."""
 
     dim: int
     num_arms: int
@@ -95,10 +68,6 @@ SCALES = {
 }
 
 
-# ------------------------------------------------------------------------------------------------
-# Agents (Sun et al. 2025, Sec. 4.3, 6, 7.2) and panels.
-
-
 def neural_es(config: Config, width: int | None = None, depth: int | None = None,
               ensemble_size: int = 10):
     """The paper's Neural-ES: m = 10, sigma_R = 0.1, lambda = 1, 100 gd steps of 0.01."""
@@ -106,66 +75,55 @@ def neural_es(config: Config, width: int | None = None, depth: int | None = None
                          width=width or config.width, depth=depth or config.depth)
 
 
-def neural_es_dt(config: Config):
-    """Neural-ES-DT: 20 allocated members, m_e = ceil(2 ln L_e), sigma_R,e = 0.02 ln L_e."""
-    return jb.make_agent("neural-es-dt", agent=neural_es(config, ensemble_size=20))
-
-
-def neural_panel(title: str, env, config: Config) -> A.Panel:
+def neural_panel(name: str, config: Config) -> C.Panel:
+    """Neural-ES, Neural-ES-DT (20 members, m_e = ceil(2 ln L_e)), tuned Neural-UCB / TS."""
     net = {"width": config.width, "depth": config.depth, "reg": 1.0}
-    return A.Panel(
-        title=title, env=env, reference="Neural-ES", warmup=config.warmup,
-        entries=(
-            A.Entry("Neural-ES", neural_es(config), kind="es"),
-            A.Entry("Neural-ES-DT", neural_es_dt(config), "first_epoch", config.first_epochs,
-                    value_labels=tuple(f"Neural-ES-{A.dt_label(t)}"
-                                       for t in config.first_epochs), kind="dt"),
-            A.Entry("Neural-UCB", jb.make_agent("neural-ucb", **net), "explore_scale",
-                    config.nn_scales, tune=True),
-            A.Entry("Neural-TS", jb.make_agent("neural-ts", **net), "explore_scale",
-                    config.nn_scales, tune=True),
-        ))
+    env = jb.make_env(name, dim=config.dim, num_arms=config.num_arms, noise_std=0.5)
+    dt = jb.make_agent("neural-es-dt", agent=neural_es(config, ensemble_size=20))
+    return C.Panel(f"{name} bandit", env, (
+        C.Entry("Neural-ES", neural_es(config), kind="es"),
+        A.dt_entry("Neural-ES", dt, config),
+        A.tuned("Neural-UCB", jb.make_agent("neural-ucb", **net), config.nn_scales),
+        A.tuned("Neural-TS", jb.make_agent("neural-ts", **net), config.nn_scales)),
+        "Neural-ES", warmup=config.warmup)
 
 
-def dist_panel(config: Config, solver: str = "gd") -> A.Panel:
-    """The distance bandit: ``-||x - theta*||`` plus N(0, 0.5^2) noise."""
-    env = jb.make_env("distance", dim=config.dim, num_arms=config.num_arms, noise_std=0.5)
-    return neural_panel("distance bandit", env, config)
-
-
-def quad_panel(config: Config, solver: str = "gd") -> A.Panel:
-    """The quadratic bandit: ``0.01 x^T A A^T x`` plus N(0, 0.5^2) noise."""
-    return neural_panel("quadratic bandit", quad_env(config), config)
-
-
-def quad_env(config: Config):
-    return jb.make_env("quadratic", dim=config.dim, num_arms=config.num_arms, noise_std=0.5)
-
-
-#: panel name -> builder ``(config, solver) -> Panel``, as :data:`anytime_fig1.PANELS`.
-PANELS: dict[str, Callable[[Config, str], A.Panel]] = {"distance": dist_panel,
-                                                        "quadratic": quad_panel}
+#: panel name -> builder ``(config, solver) -> Panel``, as ``anytime_fig1.PANELS``
+PANELS: dict[str, Callable[[Config, str], C.Panel]] = {
+    name: (lambda config, solver="gd", name=name: neural_panel(name, config))
+    for name in ("distance", "quadratic")}
 
 
 def net_label(depth: int, width: int) -> str:
     return f"L={depth}, N={width}"
 
 
-def run_nets(config: Config, key: jax.Array, baseline: Result | None,
-             progress: bool | None = False) -> dict[tuple[int, int], Result]:
-    """Figure 2(d): Neural-ES on the quadratic bandit for every ``(L, N)`` (one compilation
-    each); the baseline ``(config.depth, config.width)`` reuses ``baseline`` when given."""
-    options = A.run_options(config, config.warmup, progress)
-    env = quad_env(config)
-    out: dict[tuple[int, int], Result] = {}
+def params(config: Config, depth: int, width: int) -> int:
+    """d' = N d + N^2 (L - 2) + N (no biases)."""
+    return width * config.dim + width * width * (depth - 2) + width
+
+
+def run(config: Config, key, progress: bool | None = False
+        ) -> tuple[dict[str, C.PanelResult], dict[tuple[int, int], Result]]:
+    """``({name: PanelResult}, {(L, N): Result})``: the panels and Figure 2(d)'s grid (one
+    compilation per (L, N); the baseline is the quadratic panel's Neural-ES)."""
+    panels = {name: C.run_panel(build(config, "gd"), key, config, progress)
+              for name, build in C.builders(PANELS, config.panels).items()}
+    nets: dict[tuple[int, int], Result] = {}
+    base = panels["quadratic"].curves["Neural-ES"] if "quadratic" in panels else None
+    env = jb.make_env("quadratic", dim=config.dim, num_arms=config.num_arms, noise_std=0.5)
+    options = C.run_options(config.horizon, config.chunk_size, config.num_records,
+                            include=(config.warmup, *C.checkpoints(config.horizon,
+                                                                   config.warmup)),
+                            progress=progress)
     for depth, width in config.nets:
-        if baseline is not None and (depth, width) == (config.depth, config.width):
-            out[depth, width] = baseline
+        if base is not None and (depth, width) == (config.depth, config.width):
+            nets[depth, width] = base
             continue
         label = net_label(depth, width)
-        out[depth, width] = jb.compare(env, {label: neural_es(config, width, depth)}, key,
-                                       config.horizon, config.num_runs, **options)[label]
-    return out
+        nets[depth, width] = jb.compare(env, {label: neural_es(config, width, depth)}, key,
+                                        config.horizon, config.num_runs, **options)[label]
+    return panels, nets
 
 
 def nets_table(nets: dict[tuple[int, int], Result], config: Config) -> C.Table:
@@ -181,8 +139,8 @@ def nets_table(nets: dict[tuple[int, int], Result], config: Config) -> C.Table:
         final = C.final_regret(res)
         gap = ("—" if base is None or (depth, width) == (config.depth, config.width)
                else C.fmt_ci(final - C.final_regret(base)))
-        params = width * config.dim + width * width * (depth - 2) + width
-        table.add(net_label(depth, width), params, C.fmt_ci(final), gap, f"{res.wall_time:.1f}")
+        table.add(net_label(depth, width), params(config, depth, width), C.fmt_ci(final), gap,
+                  f"{res.wall_time:.1f}")
     return table
 
 
@@ -193,94 +151,53 @@ def nets_claims(nets: dict[tuple[int, int], Result],
     base_key = (config.depth, config.width)
     if base_key not in nets or len(nets) < 2:
         return []
-    base = nets[base_key]
-    claims = []
-    smallest = min(nets, key=lambda k: k[1] * config.dim + k[1] ** 2 * (k[0] - 2) + k[1])
+    base, claims = nets[base_key], []
+    smallest = min(nets, key=lambda k: params(config, *k))
     if smallest != base_key:
-        ok, evidence = A.worse_than(nets[smallest], base)
         claims.append((f"[Fig. 2(d)] the smallest net ({net_label(*smallest)}) has larger "
                        f"regret than the baseline ({net_label(*base_key)}) on the quadratic "
-                       "bandit", ok, evidence))
-    larger = [k for k in nets if k[1] > config.width and k[0] == config.depth]
-    for k in larger:
-        ok, evidence = A.worse_than(base, nets[k])  # True: the wider net gains clearly
+                       "bandit", *C.worse_than(nets[smallest], base)))
+    wide = [k for k in nets if k[0] == config.depth and k[1] > config.width]
+    for k in wide:
+        ok, evidence = C.worse_than(base, nets[k])  # True: the wider net gains clearly
         claims.append((f"[Fig. 2(d)] the wider net {net_label(*k)} brings no significant gain "
                        "over the baseline", ok is not True, evidence))
-    wide = [k for k in nets if k[0] == config.depth and k[1] > config.width]
     deep = [k for k in nets if k[0] > config.depth and k[1] == config.width]
     if wide and deep:
-        ok, evidence = A.worse_than(nets[deep[0]], nets[wide[0]])
-        claims.append((f"[Fig. 2(d)] width helps more than depth: {net_label(*wide[0])} has lower "
-                       f"regret than {net_label(*deep[0])}", ok, evidence))
+        claims.append((f"[Fig. 2(d)] width helps more than depth: {net_label(*wide[0])} has "
+                       f"lower regret than {net_label(*deep[0])}",
+                       *C.worse_than(nets[deep[0]], nets[wide[0]])))
     return claims
 
 
-# ------------------------------------------------------------------------------------------------
-# Main.
-
-
-def run(config: Config, key: jax.Array,
-        progress: bool | None = False) -> tuple[dict[str, A.PanelResult],
-                                                 dict[tuple[int, int], Result]]:
-    """The panels of ``config`` and the Figure 2(d) grid: ``({name: PanelResult}, {(L, N):
-    Result})``."""
-    panels = {name: A.run_panel(builder(config, "gd"), key, config, progress)
-              for name, builder in A.builders(PANELS, config.panels).items()}
-    nets = {}
-    if config.nets:
-        base = panels["quadratic"].curves["Neural-ES"] if "quadratic" in panels else None
-        nets = run_nets(config, key, base, progress)
-    return panels, nets
-
-
-def draw(panels: dict[str, A.PanelResult], nets: dict[tuple[int, int], Result], config: Config):
+def draw(panels: dict[str, C.PanelResult], nets: dict[tuple[int, int], Result], config: Config):
     fig, axes = C.new_figure(1, len(panels) + bool(nets), width=5.6, height=4.2)
-    for ax, result in zip(axes[0], panels.values(), strict=False):
-        A.draw_curves(ax, result.curves, result.kinds,
-                      f"{result.panel.title} (d = {config.dim}, K = {config.num_arms})",
-                      result.panel.warmup)
+    for ax, res in zip(axes[0], panels.values(), strict=False):
+        C.draw_curves(ax, res.curves, res.kinds, f"{res.panel.title} (d = {config.dim}, "
+                      f"K = {config.num_arms})", res.panel.warmup)
     if nets:
-        kinds = {net_label(*k): ("baseline" if k == (config.depth, config.width) else "dt")
-                 for k in nets}
-        curves = {net_label(*k): res for k, res in nets.items()}
-        A.draw_curves(axes[0][-1], curves, kinds,
+        base = (config.depth, config.width)
+        C.draw_curves(axes[0][-1], {net_label(*k): res for k, res in nets.items()},
+                      {net_label(*k): "baseline" if k == base else "dt" for k in nets},
                       "Fig. 2(d): quadratic bandit, Neural-ES by (L, N)", config.warmup)
     return fig
 
 
-def main(argv: Sequence[str] | None = None) -> C.Report:
-    """Runs the reproduction at ``--scale`` and writes the PNG and the markdown report."""
-    args = C.parse_args(NAME, __doc__.splitlines()[0], argv)
-    config = C.configure(SCALES, args)
-    out = C.output_dir(NAME, args.out)
-    start = C.timer()
-    print(f"{TITLE}\nscale {args.scale}: {config}", flush=True)
-    panels, nets = run(config, jax.random.key(args.seed),
-                       progress=False if args.no_progress else None)
+def body(r: C.Run) -> C.Page:
+    config = r.config
+    panels, nets = run(config, r.key, r.progress)
+    tables = [A.panel_table(res, config) for res in panels.values()]
+    intro = (f"d = {config.dim}, K = {config.num_arms}, T = {config.horizon}, "
+             f"{config.num_runs} instances; L = {config.depth}, N = {config.width}; DT T_0 in "
+             f"{list(config.first_epochs)}; Neural-UCB / TS tuned over explore_scale in "
+             f"{list(config.nn_scales)}. " + C.RULES)
+    return C.Page(draw(panels, nets, config), tables + ([nets_table(nets, config)] if nets else []),
+                  A.check_claims(panels) + nets_claims(nets, config), intro,
+                  {"panels": panels, "nets": nets, "config": config})
 
-    figure = C.save_figure(draw(panels, nets, config), out / f"{NAME}.png")
-    tables = [A.panel_table(result, config) for result in panels.values()]
-    if nets:
-        tables.append(nets_table(nets, config))
-    claims = A.check_claims(panels) + nets_claims(nets, config)
-    seconds = C.timer() - start
-    intro = (f"Scale `{args.scale}`, seed {args.seed}: d = {config.dim}, K = {config.num_arms}, "
-             f"T = {config.horizon}, {config.num_runs} instances, noise 0.5, unit arms (and "
-             f"theta*). Networks: L = {config.depth}, N = {config.width}, ReLU, no biases, "
-             "symmetric init shared by the members, 100 gd steps of 0.01 on the mean loss every "
-             f"round, lambda = 1, warm-up: each arm once (tau = K = {config.warmup}). Neural-ES: "
-             "m = 10, sigma_R = 0.1. DT: T_0 in {" + ", ".join(map(str, config.first_epochs))
-             + "}, b = 2.618, m_e = ceil(2 ln L_e), sigma_R,e = 0.02 ln L_e. Neural-UCB / "
-             "Neural-TS (diagonal design) tuned over explore_scale in {"
-             + ", ".join(f"{s:g}" for s in config.nn_scales) + "} on these runs (favours the "
-             "baselines). Sun et al. 2025, Fig. 1 (distance, quadratic) and Fig. 2(d). "
-             f"Competitive = mean final regret at most {100 * A.NOT_WORSE_TOL:.0f}"
-             "% above the reference's (clearly worse: more than that with a paired 95% CI "
-             f"excluding 0); close = within {100 * A.CLOSE_TOL:.0f}%; an ordering is decided at "
-             f"a {100 * A.ORDER_TOL:.0f}% difference or a paired CI excluding 0. At `small` "
-             "scale (4 instances, T = 600) most verdicts are weak evidence.")
-    return C.finish(NAME, TITLE, intro, tables, claims, figure, out, args, seconds,
-                    data={"panels": panels, "nets": nets, "config": config})
+
+def main(argv: Sequence[str] | None = None) -> C.Report:
+    return C.script(NAME, TITLE, SCALES, argv, body, doc=__doc__)
 
 
 if __name__ == "__main__":

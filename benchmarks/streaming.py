@@ -1,11 +1,9 @@
 """Streaming over runs: peak memory and throughput of ``lin-ts`` from 10^4 to 10^7 runs.
 
-Each run count is played in a fresh process (so its peak RSS is its own): ``jb.simulate`` with
-``save_to`` (the curves written to disk block by block) on the ``linear`` problem (d = 20,
-K = 50), T = 100. It prints, per run count, seed-steps per second (compile excluded), the
-process's peak RSS, and the RSS sampled every half second while running (a flat curve is the
-memory bound), and the throughput relative to the reference count (10^4 runs, in memory, not
-streamed). Run from the repository root::
+Each run count plays in a fresh process (its peak RSS its own): ``jb.simulate`` with ``save_to``
+(the curves written block by block) on ``linear`` (d = 20, K = 50), T = 100; per run count the
+seed-steps per second (compile excluded), the peak RSS, the RSS sampled every half second (flat:
+the memory bound) and the rate relative to 10^4 runs in memory::
 
     python -m benchmarks.streaming                      # 10^4, 10^5, 10^6, 10^7 runs
     python -m benchmarks.streaming --runs 10000,100000  # quicker

@@ -1,101 +1,37 @@
 """Throughput of the engine against NumPy, looped and batched, in seed-steps per second.
 
-For every benchmarked agent and run count this prints how many seed-steps (runs x rounds) per
-second ``jb.simulate`` plays (compile time excluded, reported separately), next to two NumPy
-yardsticks of the same algorithm, and the engine's ratio to each:
+For every agent and run count: the seed-steps (runs x rounds) per second ``jb.simulate`` plays
+(compile time apart), beside two NumPy yardsticks of the same algorithm and the ratio to each:
+the **NumPy loop** (one seed at a time, a Python loop per step, float64, as the papers' code
+runs; its rate per seed-step does not depend on the runs) and **batched NumPy** (the linear
+agents: all R runs as a leading axis, one ``(R, ...)`` draw a round, float32, at the engine's
+cost per round: no factorisation, no O(K d^2) widths; measured at every run count). The
+references live in ``tests/references/numpy_linear.py``; each one's mean final regret is checked
+against the engine's (``consistent`` or ``MISMATCH``). Targets, printed at 1,000 runs, never
+asserted: >= 100x the loop and >= 10x batched NumPy (>= 30x the loop for ``glm-es``).
 
-* the NumPy loop (``NumPy loop seed-steps/s``, ``ratio``): one seed at a time with a Python loop
-  per step, float64, the way the papers' own code runs. Its rate per seed-step does not depend on
-  the number of runs;
-* batched NumPy (``batched NumPy seed-steps/s``, ``ratio batched``; the linear agents ``lin-ts``,
-  ``lin-ucb``, ``lin-es``, ``ensemble-pp``): all R runs at once as a leading array axis
-  (``(R, d, d)``, ``(R, K, d)``, ...), one Python loop over time, batched ``einsum`` products and
-  one ``(R, ...)`` random draw per round, float32 (``--batched-dtype``), in one process, what a
-  careful NumPy user would write. Its rate depends on R (the Python overhead per round is shared
-  by R runs), so it is measured at every run count. It costs per round what the engine's forms
-  cost, O(d^2 + K d + d M) per run: no factorisation (lin-ts samples through a square root of
-  ``V^{-1}`` kept by the Potter update, where the loop takes a Cholesky per step) and no
-  O(K d^2) widths (lin-ucb downdates them by Sherman-Morrison, where the loop recomputes them).
-
-Targets, printed with "met" / "NOT met" at 1,000 runs, never asserted: >= 100x the
-NumPy loop and >= 10x batched NumPy for the linear agents (>= 30x the loop for ``glm-es``, which
-has no batched reference). Correctness: each NumPy reference's mean final regret must be in the
-range of the JAX agent's, over ``--check-seeds`` seeds for the loop and ``--check-runs`` runs
-for the batched reference (both printed, ``consistent`` or ``MISMATCH``).
-
-Roofline: for the linear agents at the top run count the script prints the engine's achieved
-GFLOP/s, ``rate x FLOP per seed-step / 1e9``, and its fraction of ``--peak-gflops`` (default 142,
-the f32 matrix-multiply peak of the 2-core reference machine, shared/PERFORMANCE.md). The FLOP
-counts are approximate analytic counts of the engine's forms (``FLOPS_PER_STEP``; a multiply-add
-is 2 FLOP; random draws, argmax and the environment are not counted), e.g. lin-ts
-8d^2 + 2Kd + O(d) = 5,380 at d = 20, K = 50.
-
-Benchmarked by default, each on the environment its NumPy reference names (d = 20, K = 50, the
-environment's defaults otherwise) and with the agent's default hyperparameters:
-
-* ``lin-ts``, ``lin-ucb`` on ``linear``: ridge agents, ``V^{-1}`` kept by Sherman-Morrison (in
-  the references; the engine keeps a square root of it);
-* ``lin-es`` on ``linear``: linear ensemble sampling (Lee & Oh), m = 25 perturbed members that
-  share one Sherman-Morrison ``V^{-1}``;
-* ``ensemble-pp[M=8]`` and ``ensemble-pp[M=32]`` on ``linear``: linear Ensemble++ with the
-  Kalman-form update of the factor ``A`` (Li et al. 2024, Sec. 3.1);
-* ``glm-es`` on ``logistic`` (Sun et al. 2025, Sec. 7.1): GLM ensemble sampling with its G-optimal
-  warm-up (500 rounds), then m = 10 members of 100 gradient steps each per round. Its NumPy
-  reference refits every member on the whole perturbed history every round, as the paper's code
-  does, so its per-step cost grows with t; the engine fits on per-arm statistics, flat in t. A
-  section "flat in t" prints both: the engine's seed-steps/s over growing horizons, and the
-  NumPy reference's time per step early and late in a run. Timings are printed, never asserted.
-
-Neural agents (``neural-es``, ``neural-ucb``, ``neurallog-ucb-2``) given in ``--agents`` are
-measured against their PyTorch references by ``throughput_neural.py`` (1, 10 and 100 runs, flat
-in t; ``--runs`` and ``--quick`` are passed on).
-
-Run it from the repository root::
+Roofline: the engine's GFLOP/s at the top run count, from approximate FLOP counts of its forms
+(:data:`FLOPS_PER_STEP`; a multiply-add is 2 FLOP), against ``--peak-gflops`` (142: the 2-core
+reference machine's f32 matmul peak). ``glm-es`` (its NumPy reference refits every member on the
+whole history, so its cost grows with t) is timed over ``--numpy-horizon`` on both sides, and a
+"flat in t" section shows the engine's rate over growing horizons. Neural agents in ``--agents``
+go to ``throughput_neural`` (PyTorch references). Timing: the best of ``--repeats`` trials, each
+repeating a call for ``--min-time`` seconds::
 
     python -m benchmarks.throughput                      # the full benchmark (long on a laptop)
     python -m benchmarks.throughput --quick              # a smoke test (about a minute)
     python -m benchmarks.throughput --agents lin-ts,ensemble-pp:ensemble_size=16 --markdown
     python -m benchmarks.throughput --no-reference --runs 1000,1000000 --block-runs all  # a GPU
 
-An agent is given as ``name[:field=value[:field=value...]]``, the fields being overrides of
-``jb.make_agent``: ``ensemble-pp:ensemble_size=8:reference=sphere`` is the row
-``ensemble-pp[M=8,reference=sphere]`` (``ensemble_size`` is written ``M`` in labels).
-
-Timing: each (agent, run count) is measured in ``--repeats`` trials (fewer once ``--max-time``
-seconds have been spent on it); a trial repeats the same ``simulate`` call until its summed wall
-time (compile excluded) reaches ``--min-time`` seconds, and the best trial is reported. The NumPy
-loop's rate is the best of ``--check-seeds`` seeds of ``--numpy-horizon`` steps; per seed-step it
-does not depend on the number of runs (it would play them one after another), so one loop rate
-serves every run count. Batched NumPy is timed at each run count R in ``--repeats`` trials too: a
-trial plays batches of R runs (fresh instances, ``--numpy-horizon`` rounds each, the last cut
-short) until ``--min-time`` seconds of play, and the best trial is reported (its per-round cost
-is flat in t, so a cut play's rate is a whole one's). The loop's rate does depend on the horizon
-when the reference's per-step cost grows with t (``glm-es``): such agents are timed in JAX over
-``--numpy-horizon`` rounds too (the ``horizon`` column), so the ratio compares equal horizons.
-
-Cost: at the defaults each linear agent takes about two minutes on a busy 2-core CPU (the batched
-NumPy reference adds about 3 s per run count and its regret check a few seconds). ``glm-es``
-(10 members x 100 gradient steps per round) costs about 100 times more per seed-step, so its
-1,000-run row, its regret check and the flat-in-t section take most of the time (about an hour
-on such a machine). Use ``--agents``, ``--runs``, ``--numpy-horizon``, ``--check-seeds``,
-``--check-runs`` and ``--flat-*`` to shorten it, e.g. ``--agents glm-es --runs 1,10,100
---numpy-horizon 1000 --check-seeds 4 --check-runs 50`` (about 6 minutes there).
-
-Adding an agent: write a NumPy reference class (``__init__(agent, dim, rng)``, ``act(arms) ->
-int``, ``update(x, y)``; read the hyperparameters from the JAX agent object so both run the same
-configuration) and decorate it with ``@numpy_reference("agent-name")`` (``env="logistic"`` to
-benchmark it there). See ``LinTSReference``. A batched reference (``__init__(agent, runs, dim,
-rng, dtype)``, ``act(arms (R, K, d)) -> (R,)``, ``update(x (R, d), y (R,))``) is registered with
-``@numpy_batched_reference("agent-name")`` (see ``BatchedLinTS``), and a FLOP count per seed-step
-in ``FLOPS_PER_STEP`` gives the agent its roofline line.
+An agent is ``name[:field=value...]`` (the overrides of ``jb.make_agent``, read as ``jaxbandits
+run --set`` reads them). Adding one: a reference class with ``@numpy_reference`` (and
+``@numpy_batched_reference``) in ``tests/references/numpy_linear.py``, a FLOP count here.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
-import os
-import platform
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -103,14 +39,14 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks import throughput_neural  # neural agents: the PyTorch comparison
+from benchmarks import throughput_neural
 from benchmarks.timing import (
-    BLOCK_RUNS_HELP,
-    CPU_DEVICES_HELP,
-    block_runs_option,
     fmt_rate,
+    header_line,
     int_list,
+    load_line,
     parse_agent_spec,
+    parse_options,
     print_table,
     time_jax,
 )
@@ -124,54 +60,37 @@ from tests.references.numpy_linear import (
 from tests.references.parity import regret_agreement
 from tests.references.torch_neural import TORCH_REFERENCES
 
-# jax and jaxbandits are imported in main(), after --cpu-devices has split the CPU
-# (the functions below import them lazily, so this module can be imported for its references).
-
 TARGET_RUNS = 1000  # the run count the targets are set at
-TARGET_RATIO = 30.0  # the engine's goal against the NumPy loop (agents with no batched reference)
-# the agents with a batched NumPy reference: against the loop and against the batch
-LOOP_TARGET, BATCHED_TARGET = 100.0, 10.0
+TARGET_RATIO = 30.0  # against the NumPy loop, for agents with no batched reference
+LOOP_TARGET, BATCHED_TARGET = 100.0, 10.0  # agents with a batched reference
 DEFAULT_AGENTS = ("lin-ts,lin-ucb,lin-es,ensemble-pp:ensemble_size=8,"
                   "ensemble-pp:ensemble_size=32,glm-es")
 # quick: a 50-round warm-up, so that glm-es's gradient steps run within the short horizon
-QUICK_AGENTS = ("lin-ts,lin-ucb,lin-es,ensemble-pp:ensemble_size=8,"
-                "ensemble-pp:ensemble_size=32,glm-es:warmup=50")
+QUICK_AGENTS = DEFAULT_AGENTS.replace("glm-es", "glm-es:warmup=50")
 LABEL_ALIASES = {"ensemble_size": "M"}  # how an override is written in a row label
 
 
-# ------------------------------------------------------------------------------------------------
-# The engine's arithmetic per seed-step, for the roofline line: approximate FLOP counts of the JAX
-# agents' forms (a multiply-add counts 2; random draws, argmax, the environment's reward lookup
-# and the engine's bookkeeping are not counted). Every ridge agent's update is the Potter
-# square-root step of ``jaxbandits.linalg.ridge_update``: S^T x (2d^2), S s (2d^2), the rank-one
-# downdate of S (2d^2) and O(d) for q, the mean and log det: 6d^2 + 7d.
-
-
+# FLOP per seed-step of the engine's forms (random draws, argmax, the environment and the
+# bookkeeping not counted). Every ridge agent's update is the Potter square-root step of
+# ``linalg.ridge_update``: S^T x, S s and the rank-one downdate of S (2d^2 each), O(d) besides.
 def _ridge_update_flops(d: int) -> int:
     return 6 * d * d + 7 * d
 
 
-def _lin_ts_flops(agent, d: int, k: int) -> int:
-    # sample S z (2d^2) and mean + scale S z (2d); scores arms @ theta (2Kd); Potter update
+def _lin_ts_flops(agent, d: int, k: int) -> int:  # S z, mean + S z, arms @ theta; update
     return 2 * d * d + 2 * d + 2 * k * d + _ridge_update_flops(d)
 
 
-def _lin_ucb_flops(agent, d: int, k: int) -> int:
-    # scores arms @ mean (2Kd) + bonus * sqrt(widths) (3K); Potter update; widths downdate on the
-    # fixed arm set: arms @ (S s) (2Kd) and w - u^2 / (1 + q) (3K)
+def _lin_ucb_flops(agent, d: int, k: int) -> int:  # scores and bonus; update; widths downdate
     return 4 * k * d + 6 * k + _ridge_update_flops(d)
 
 
-def _lin_es_flops(agent, d: int, k: int) -> int:
-    # member mu + A e_j (d); scores (2Kd); Potter update; gain (d); x^T A (2dm), targets - x^T A
-    # (m), A += gain residual^T (2dm)
+def _lin_es_flops(agent, d: int, k: int) -> int:  # member, scores; update; x^T A, A += ...
     m = int(agent.ensemble_size)
     return 2 * d + 2 * k * d + _ridge_update_flops(d) + 4 * d * m + m
 
 
-def _ensemble_pp_flops(agent, d: int, k: int) -> int:
-    # A zeta (2dM), mu + beta A zeta (2d); scores (2Kd); Potter update; gain (d); sigma z (M),
-    # x^T A (2dM), residual (M), A += gain residual^T (2dM)
+def _ensemble_pp_flops(agent, d: int, k: int) -> int:  # A zeta, scores; update; sigma z, A += ...
     m = int(agent.ensemble_size)
     return 3 * d + 2 * k * d + _ridge_update_flops(d) + 6 * d * m + 2 * m
 
@@ -182,10 +101,6 @@ FLOPS_PER_STEP: dict[str, Callable[[Any, int, int], int]] = {
     "lin-es": _lin_es_flops,  # 6d^2 + 4dm + 2Kd + O(d + m): 6,605 at m = 25
     "ensemble-pp": _ensemble_pp_flops,  # 6d^2 + 6dM + 2Kd + O(d + M): 5,576 (M=8), 8,504 (M=32)
 }
-
-
-# ------------------------------------------------------------------------------------------------
-# What is benchmarked: an agent name, its overrides, its row label and its environment.
 
 
 @dataclasses.dataclass(frozen=True)
@@ -214,14 +129,8 @@ def parse_entry(spec: str) -> BenchEntry:
     if name not in NUMPY_REFERENCES:
         raise ValueError(f"no NumPy reference for {name!r} (have: {', '.join(NUMPY_REFERENCES)})"
                          "; add one with @numpy_reference")
-    label = name
-    if overrides:
-        label += "[" + ",".join(f"{LABEL_ALIASES.get(k, k)}={v}" for k, v in overrides) + "]"
-    return BenchEntry(label, name, tuple(overrides))
-
-
-# ------------------------------------------------------------------------------------------------
-# Measurements.
+    fields = ",".join(f"{LABEL_ALIASES.get(k, k)}={v}" for k, v in overrides)
+    return BenchEntry(f"{name}[{fields}]" if fields else name, name, tuple(overrides))
 
 
 def check_numpy(env, agent, name: str, *, horizon: int, seeds: int, jax_runs: int,
@@ -230,39 +139,21 @@ def check_numpy(env, agent, name: str, *, horizon: int, seeds: int, jax_runs: in
     import jaxbandits as jb
 
     runs = [numpy_run(env, agent, name, horizon, seed=10_000 + s) for s in range(seeds)]
-    regrets = [r.regret for r in runs]
     rates = [horizon / r.seconds for r in runs]
     result = jb.simulate(env, agent, seed, horizon, jax_runs, progress=False,
                          chunk_size=chunk_size)
-    jax_mean, jax_half = result.final("regret")
     # the program this call compiled: (runs, rounds per chunk), reused by a timing of that shape
-    compiled = (jax_runs, result.extras["chunk_size"])
-    return {
-        "rate": max(rates),
-        "rate_median": float(np.median(rates)),
-        **regret_agreement(regrets, jax_mean, jax_half, jax_runs),
-        "numpy_runs": runs,
-        "compiled": {compiled: result.compile_time},
-    }
-
-
-def check_batched(env, agent, name: str, *, horizon: int, runs: int, seed: int, dtype,
-                  jax_mean: float, jax_half: float) -> dict:
-    """The batched reference's mean final regret over ``runs`` runs against the JAX agent's
-    (``jax_mean +- jax_half``, from ``check_numpy``), and its seed-steps/s at ``runs``."""
-    run = numpy_batched_run(env, agent, name, horizon, runs, seed, dtype=dtype)
-    return {"rate": runs * run.steps / run.seconds,
-            **regret_agreement(run.regrets, jax_mean, jax_half, runs)}
+    compiled = {(jax_runs, result.extras["chunk_size"]): result.compile_time}
+    return {"rate": max(rates), "rate_median": float(np.median(rates)), "numpy_runs": runs,
+            **regret_agreement([r.regret for r in runs], *result.final("regret"), jax_runs),
+            "compiled": compiled}
 
 
 def time_batched(env, agent, name: str, *, horizon: int, runs: int, repeats: int,
                  min_time: float, seed: int, dtype) -> dict:
-    """Best-of-``repeats`` seed-steps/s of the batched reference at ``runs`` runs.
-
-    A trial plays fresh batches of ``runs`` runs (``horizon`` rounds each, the last one cut
-    short) until ``min_time`` seconds of play; the per-round cost is flat in t, so the rate of
-    a cut play is that of a whole one. Returns ``{"rate", "steps", "seconds"}`` (best trial).
-    """
+    """Best-of-``repeats`` seed-steps/s of the batched reference at ``runs`` runs: a trial plays
+    fresh batches (``horizon`` rounds, the last cut short: the cost is flat in t) for
+    ``min_time`` seconds. ``{"rate", "steps", "seconds"}`` of the best trial."""
     best = {"rate": 0.0, "steps": 0, "seconds": 0.0}
     for trial in range(repeats):
         steps, seconds, play = 0, 0.0, 0
@@ -284,130 +175,72 @@ def step_time_windows(runs: Sequence[NumpyRun], num_windows: int = 4) -> list[tu
     edges = [0] if warmup == 0 else [0, warmup]
     rest = horizon - edges[-1]
     edges += [edges[-1] + round(rest * (i + 1) / num_windows) for i in range(num_windows)]
-    windows = []
-    for lo, hi in zip(edges[:-1], edges[1:], strict=True):
-        if hi > lo:
-            per_step = [float(np.mean(r.step_seconds[lo:hi])) for r in runs]
-            windows.append((lo + 1, hi, float(np.median(per_step))))
-    return windows
+    return [(lo + 1, hi, float(np.median([np.mean(r.step_seconds[lo:hi]) for r in runs])))
+            for lo, hi in zip(edges[:-1], edges[1:], strict=True) if hi > lo]
 
 
 def flat_in_t(entry: BenchEntry, env, agent, *, horizons: Sequence[int], runs: int,
               seed: int) -> list[dict]:
-    """The engine's seed-steps/s of ``agent`` over growing ``horizons`` at ``runs`` runs, and the
-    marginal rate of the rounds each horizon adds to the previous one (compile excluded; one
-    compiled program, the chunk size being the smallest horizon's)."""
+    """The engine's seed-steps/s over growing ``horizons`` and the marginal rate of the rounds
+    each adds to the previous one (one program: the smallest horizon's chunk)."""
     import jaxbandits as jb
 
-    chunk = min(min(horizons), 1000)
     rows, previous_t, previous_wall = [], 0, 0.0
     for horizon in sorted(horizons):
-        result = jb.simulate(env, agent, seed, horizon, runs, progress=False, chunk_size=chunk)
-        added = horizon - previous_t
-        marginal = runs * added / max(result.wall_time - previous_wall, 1e-9)
-        rows.append({"agent": entry.label, "horizon": horizon, "wall": result.wall_time,
-                     "rate": runs * horizon / result.wall_time, "from": previous_t + 1,
-                     "marginal": marginal})
-        previous_t, previous_wall = horizon, result.wall_time
+        wall = jb.simulate(env, agent, seed, horizon, runs, progress=False,
+                           chunk_size=min(min(horizons), 1000)).wall_time
+        rows.append({"agent": entry.label, "horizon": horizon, "wall": wall,
+                     "rate": runs * horizon / wall, "from": previous_t + 1,
+                     "marginal": runs * (horizon - previous_t) / max(wall - previous_wall, 1e-9)})
+        previous_t, previous_wall = horizon, wall
     return rows
 
 
-# ------------------------------------------------------------------------------------------------
-# Command line.
-
-
 def parse_args(argv=None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("--agents", default=None,
-                   help="comma-separated agents, each name[:field=value...] (NumPy references: "
-                        f"{', '.join(NUMPY_REFERENCES)}; PyTorch, via throughput_neural.py: "
-                        f"{', '.join(TORCH_REFERENCES)}) (default {DEFAULT_AGENTS}; quick: "
-                        "glm-es with warmup=50)")
-    p.add_argument("--runs", type=int_list, default=None,
-                   help="comma-separated run counts (default 1,10,100,1000; quick: 10)")
-    p.add_argument("--horizon", type=int, default=None,
-                   help="JAX rounds per simulate call (default 5000; quick: 200); agents whose "
-                        "NumPy cost grows with t use --numpy-horizon")
-    p.add_argument("--numpy-horizon", type=int, default=None,
-                   help="NumPy steps per seed, also the horizon of the regret check "
-                        "(default 2000; quick: 200)")
-    p.add_argument("--check-seeds", type=int, default=None,
-                   help="NumPy seeds (timed and regret-checked) (default 8; quick: 2)")
-    p.add_argument("--check-runs", type=int, default=None,
-                   help="JAX runs of the regret check, also the runs of the batched NumPy "
-                        "reference's check (default 200; quick: 10)")
-    p.add_argument("--repeats", type=int, default=None,
-                   help="timing trials per JAX measurement, best reported (default 3; quick: 1)")
-    p.add_argument("--min-time", type=float, default=None,
-                   help="seconds of wall time per trial, JAX and batched NumPy (default 1.0; "
-                        "quick: 0.05)")
-    p.add_argument("--max-time", type=float, default=None,
-                   help="no further trial of a JAX measurement once this many seconds have been "
-                        "spent on it (default 60)")
-    p.add_argument("--chunk-size", type=int, default=None,
-                   help="simulate's chunk_size (default: the engine's)")
-    p.add_argument("--flat", default=None,
-                   help="the agent of the flat-in-t section, name[:field=value...]; 'none' skips "
-                        "it (default glm-es; quick: glm-es:warmup=50)")
-    p.add_argument("--flat-horizons", type=int_list, default=None,
-                   help="JAX horizons of the flat-in-t section (default 1000,4000,16000; "
-                        "quick: 200,400)")
-    p.add_argument("--flat-runs", type=int, default=None,
-                   help="JAX runs of the flat-in-t section (default 10)")
-    p.add_argument("--batched-dtype", choices=("float32", "float64"), default="float32",
-                   help="the batched NumPy references' float type")
-    p.add_argument("--peak-gflops", type=float, default=142.0,
-                   help="the machine's f32 peak for the roofline line (142: the f32 "
-                        "matrix-multiply peak of the 2-core reference machine, "
-                        "shared/PERFORMANCE.md)")
-    p.add_argument("--dim", type=int, default=20)
-    p.add_argument("--num-arms", type=int, default=50)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--cpu-devices", type=int, default=None, help=CPU_DEVICES_HELP)
-    p.add_argument("--quick", action="store_true", help="tiny sizes: a smoke test (~1 min)")
-    p.add_argument("--markdown", action="store_true", help="print the tables as markdown")
-    p.add_argument("--block-runs", type=block_runs_option, default=None, help=BLOCK_RUNS_HELP)
-    p.add_argument("--no-reference", action="store_true",
-                   help="JAX numbers only: no NumPy loop, no batched NumPy, no regret checks, no "
-                        "flat-in-t section; a run count that does not fit the device is printed "
-                        "as such and the benchmark goes on (for GPU sweeps to 10^6 runs)")
-    args = p.parse_args(argv)
-    quick = args.quick
-    defaults = {
-        "agents": QUICK_AGENTS if quick else DEFAULT_AGENTS,
-        "runs": [10] if quick else [1, 10, 100, 1000],
-        "horizon": 200 if quick else 5000,
-        "numpy_horizon": 200 if quick else 2000,
-        "check_seeds": 2 if quick else 8,
-        "check_runs": 10 if quick else 200,
-        "repeats": 1 if quick else 3,
-        "min_time": 0.05 if quick else 1.0,
-        "max_time": 60.0,
-        "flat": "glm-es:warmup=50" if quick else "glm-es",
-        "flat_horizons": [200, 400] if quick else [1000, 4000, 16000],
-        "flat_runs": 10,
-    }
-    runs_given, flat_given = args.runs is not None, args.flat is not None
-    for field, value in defaults.items():
-        if getattr(args, field) is None:
-            setattr(args, field, value)
+    integer, integers = {"type": int}, {"type": int_list}
+    p, args = parse_options(__doc__, {
+        "--agents": ({}, "comma-separated agents, each name[:field=value...] (NumPy references: "
+                     f"{', '.join(NUMPY_REFERENCES)}; PyTorch, via throughput_neural.py: "
+                     f"{', '.join(TORCH_REFERENCES)})", DEFAULT_AGENTS, QUICK_AGENTS),
+        "--runs": (integers, "comma-separated run counts", [1, 10, 100, 1000], [10]),
+        "--horizon": (integer, "JAX rounds per simulate call (agents whose NumPy cost grows "
+                      "with t: --numpy-horizon)", 5000, 200),
+        "--numpy-horizon": (integer, "NumPy steps per seed, the regret check's T", 2000, 200),
+        "--check-seeds": (integer, "NumPy seeds, timed and regret-checked", 8, 2),
+        "--check-runs": (integer, "JAX runs of the regret check, also the batched "
+                         "reference's", 200, 10),
+        "--repeats": (integer, "timing trials per measurement, the best reported", 3, 1),
+        "--min-time": ({"type": float}, "seconds per trial, JAX and batched NumPy", 1.0, 0.05),
+        "--max-time": ({"type": float}, "no further JAX trial once this many seconds went into "
+                       "a measurement", 60.0, 60.0),
+        "--chunk-size": (integer, "simulate's chunk_size (default: the engine's)", None, None),
+        "--flat": ({}, "the flat-in-t section's agent, name[:field=value...]; 'none' skips it",
+                   "glm-es", "glm-es:warmup=50"),
+        "--flat-horizons": (integers, "its JAX horizons", [1000, 4000, 16000], [200, 400]),
+        "--flat-runs": (integer, "its JAX runs", 10, 10),
+        "--batched-dtype": ({"choices": ("float32", "float64")}, "the batched NumPy "
+                            "references' float type", "float32", "float32"),
+        "--peak-gflops": ({"type": float}, "the machine's f32 peak for the roofline line",
+                          142.0, 142.0),
+        "--no-reference": ({"action": "store_true"}, "JAX numbers only (no NumPy, no checks, "
+                           "no flat-in-t section); a run count that does not fit the device is "
+                           "printed as such (GPU sweeps)", False, False)}, argv)
     specs = [a.strip() for a in args.agents.split(",") if a.strip()]
     if not specs:
         p.error("--agents is empty")
     # neural agents are measured against PyTorch by throughput_neural.py (same options)
     args.neural = [a for a in specs if parse_agent_spec(a)[0] in TORCH_REFERENCES]
-    args.neural_runs = args.runs if runs_given else None
+    args.neural_runs = args.runs if "--runs" in args.given else None
     try:
         args.agents = [parse_entry(a) for a in specs if a not in args.neural]
-        linear = (bool(args.agents) or flat_given) and not args.no_reference
+        linear = (bool(args.agents) or "--flat" in args.given) and not args.no_reference
         args.flat = None if args.flat.lower() == "none" or not linear else parse_entry(args.flat)
     except ValueError as err:
         p.error(str(err))
     return args
 
 
-def _fmt_ratio(x: float | None) -> str:
+def _ratio(x: float | None) -> str:
     return "-" if x is None else f"{x:.1f}x"
 
 
@@ -420,8 +253,8 @@ def print_throughput(rows: list[dict], markdown: bool, references: bool = True) 
         header += ["NumPy loop seed-steps/s", "ratio", "batched NumPy seed-steps/s",
                    "ratio batched"]
         for line, r in zip(body, rows, strict=True):
-            line += [fmt_rate(r["np_rate"]), _fmt_ratio(r["ratio"]),
-                     fmt_rate(r["batched_rate"]), _fmt_ratio(r["batched_ratio"])]
+            line += [fmt_rate(r["np_rate"]), _ratio(r["ratio"]), fmt_rate(r["batched_rate"]),
+                     _ratio(r["batched_ratio"])]
     print_table(header, body, markdown)
 
 
@@ -432,8 +265,8 @@ def _against(ratio: float, target: float, runs: int) -> str:
 
 
 def summary_line(label: str, row: dict, runs: int) -> str:
-    """``ratio LABEL at RUNS runs: ...`` against the NumPy loop (and the batched reference, if
-    any), with the targets' verdicts at ``TARGET_RUNS`` runs or more (printed, never asserted)."""
+    """``ratio LABEL at RUNS runs: ...`` against the NumPy loop (and the batched reference), with
+    the targets' verdicts at ``TARGET_RUNS`` runs or more (printed, never asserted)."""
     if row["batched_ratio"] is None:
         return f"ratio {label} at {runs} runs: {_against(row['ratio'], TARGET_RATIO, runs)}"
     return (f"ratio {label} at {runs} runs: {_against(row['ratio'], LOOP_TARGET, runs)} vs the "
@@ -453,62 +286,67 @@ def print_flat(entry: BenchEntry, rows: list[dict], runs: int, numpy_runs: Seque
                markdown: bool) -> None:
     print(f"flat in t: {entry.label}, JAX seed-steps/s at {runs} run(s) over growing horizons; "
           "'marginal' is the rate of the rounds a horizon adds to the previous one")
-    header = ["agent", "horizon", "wall s", "JAX seed-steps/s", "rounds", "marginal seed-steps/s"]
-    body = [[r["agent"], str(r["horizon"]), f"{r['wall']:.2f}", fmt_rate(r["rate"]),
-             f"{r['from']}-{r['horizon']}", fmt_rate(r["marginal"])] for r in rows]
-    print_table(header, body, markdown)
-    if numpy_runs:
-        warm = numpy_runs[0].warmup_steps
-        parts = [f"{lo}-{hi}{' (warm-up)' if warm and hi <= warm else ''}: {1e3 * s:.3f}"
-                 for lo, hi, s in step_time_windows(numpy_runs)]
-        print(f"NumPy reference of {entry.label}, ms per step (median of {len(numpy_runs)} "
-              f"seed(s)) by rounds: {' | '.join(parts)}")
+    print_table(["agent", "horizon", "wall s", "JAX seed-steps/s", "rounds",
+                 "marginal seed-steps/s"],
+                [[r["agent"], str(r["horizon"]), f"{r['wall']:.2f}", fmt_rate(r["rate"]),
+                  f"{r['from']}-{r['horizon']}", fmt_rate(r["marginal"])] for r in rows],
+                markdown)
+    warm = numpy_runs[0].warmup_steps
+    parts = [f"{lo}-{hi}{' (warm-up)' if warm and hi <= warm else ''}: {1e3 * s:.3f}"
+             for lo, hi, s in step_time_windows(numpy_runs)]
+    print(f"NumPy reference of {entry.label}, ms per step (median of {len(numpy_runs)} "
+          f"seed(s)) by rounds: {' | '.join(parts)}")
+
+
+def time_rows(args, entry: BenchEntry, env, agent, horizon: int, runs_list: Sequence[int],
+              compiled: dict[int, float] | None = None, before=None) -> list[dict]:
+    """A row per run count: ``before(runs)``'s fields (measured first), then the engine's best
+    rate (:func:`time_jax`; ``compiled[runs]`` seconds of compilation paid elsewhere added)."""
+    rows = []
+    for runs in runs_list:
+        extra = before(runs) if before else {}
+        m = time_jax(env, agent, horizon, runs, repeats=args.repeats, min_time=args.min_time,
+                     max_time=args.max_time, chunk_size=args.chunk_size, seed=args.seed,
+                     block_runs=args.block_runs)
+        m["compile"] += (compiled or {}).get(runs, 0.0)
+        rows.append({"agent": entry.label, "env": env.name, "runs": runs, "horizon": horizon,
+                     **m, **extra})
+        print(f"[jax]   {entry.label} runs={runs}: {fmt_rate(m['rate'])} seed-steps/s, "
+              f"compile {m['compile']:.2f} s, {m['calls']} call(s)", flush=True)
+    return rows
 
 
 def jax_only(args) -> int:
-    """``--no-reference``: the engine's seed-steps/s and compile time per (agent, run count),
-    the best run count per agent, and the roofline at ``--peak-gflops``. A run count whose
-    state does not fit the device (the engine's memory check, or the device's allocator) is
-    printed as ``does not fit`` and the run counts after it are skipped."""
+    """``--no-reference``: the engine's rate and compile time per (agent, run count), the best
+    run count per agent and its roofline; a run count that does not fit the device is printed
+    as ``does not fit`` and the run counts after it are skipped."""
     if args.neural:
         print(f"(neural agents {', '.join(args.neural)}: run "
               "python -m benchmarks.throughput_neural --no-torch for them)")
-    t0 = time.perf_counter()
-    rows, flops = [], {}
+    t0, rows, lines = time.perf_counter(), [], []
     for entry in args.agents:
         env, agent = entry.make(args.dim, args.num_arms)
-        if entry.name in FLOPS_PER_STEP:
-            flops[entry.label] = FLOPS_PER_STEP[entry.name](agent, env.dim, env.num_arms)
+        mine = []
         for runs in args.runs:
             try:
-                m = time_jax(env, agent, args.horizon, runs, repeats=args.repeats,
-                             min_time=args.min_time, max_time=args.max_time,
-                             chunk_size=args.chunk_size, seed=args.seed,
-                             block_runs=args.block_runs)
+                mine += time_rows(args, entry, env, agent, args.horizon, [runs])
             except Exception as err:  # noqa: BLE001 - out of memory, whatever the backend says
-                message = str(err).splitlines()[0][:160]
                 print(f"[jax]   {entry.label} runs={runs}: does not fit ({type(err).__name__}: "
-                      f"{message}); the run counts after it skipped")
-                sys.stdout.flush()
+                      f"{str(err).splitlines()[0][:160]}); the run counts after it skipped",
+                      flush=True)
                 break
-            rows.append({"agent": entry.label, "env": env.name, "runs": runs,
-                         "horizon": args.horizon, **m})
-            print(f"[jax]   {entry.label} runs={runs}: {fmt_rate(m['rate'])} seed-steps/s, "
-                  f"compile {m['compile']:.2f} s, {m['calls']} call(s)")
-            sys.stdout.flush()
+        rows += mine
+        if mine:
+            best = max(mine, key=lambda r: r["rate"])
+            lines.append(f"best {entry.label}: {fmt_rate(best['rate'])} seed-steps/s at "
+                         f"{best['runs']:,} runs (compile {best['compile']:.2f} s)")
+            if entry.name in FLOPS_PER_STEP:
+                flops = FLOPS_PER_STEP[entry.name](agent, env.dim, env.num_arms)
+                lines.append(roofline_line(entry.label, best, best["runs"], flops,
+                                           args.peak_gflops))
     print()
     print_throughput(rows, args.markdown, references=False)
-    print()
-    for entry in args.agents:
-        mine = [r for r in rows if r["agent"] == entry.label]
-        if not mine:
-            continue
-        best = max(mine, key=lambda r: r["rate"])
-        print(f"best {entry.label}: {fmt_rate(best['rate'])} seed-steps/s at {best['runs']:,} "
-              f"runs (compile {best['compile']:.2f} s)")
-        if entry.label in flops:
-            print(roofline_line(entry.label, best, best["runs"], flops[entry.label],
-                                args.peak_gflops))
+    print("\n" + "\n".join(lines))
     print(f"total benchmark time {time.perf_counter() - t0:.1f} s")
     return 0
 
@@ -516,40 +354,28 @@ def jax_only(args) -> int:
 def main(argv=None) -> int:
     args = parse_args(argv)
     t0 = time.perf_counter()
-    import jax
-
     import jaxbandits as jb
 
     jb.use_cpu_cores(args.cpu_devices)
     jb.use_compilation_cache()  # compile times are reported apart; the cache shortens reruns
-
-    print(f"jaxbandits throughput benchmark | jax {jax.__version__}, backend "
-          f"{jax.default_backend()}, {jax.device_count()} device(s) "
-          f"[{jax.devices()[0].device_kind}] | numpy {np.__version__} | python "
-          f"{platform.python_version()} | {os.cpu_count()} CPU(s), load average "
-          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(header_line("jaxbandits throughput benchmark", f"numpy {np.__version__}"))
+    sizes = f"envs d={args.dim}, K={args.num_arms}, defaults otherwise; JAX horizon {args.horizon}"
+    trials = f"best of {args.repeats} trial(s) of >= {args.min_time:g} s"
     if args.no_reference:
-        print(f"envs d={args.dim}, K={args.num_arms}, defaults otherwise; JAX horizon "
-              f"{args.horizon}, best of {args.repeats} trial(s) of >= {args.min_time:g} s; "
-              "JAX only (--no-reference)")
+        print(f"{sizes}, {trials}; JAX only (--no-reference)")
         return jax_only(args)
     grows = "" if args.horizon == args.numpy_horizon else (
         f" ({args.numpy_horizon} for agents whose NumPy cost grows with t)")
-    print(f"envs d={args.dim}, K={args.num_arms}, defaults otherwise; JAX horizon "
-          f"{args.horizon}{grows}, best of {args.repeats} trial(s) of >= {args.min_time:g} s; "
-          f"NumPy loop {args.numpy_horizon} steps x {args.check_seeds} seed(s), best seed; "
-          f"batched NumPy ({args.batched_dtype}, one process) best of {args.repeats} "
-          f"trial(s) of >= {args.min_time:g} s in plays of <= {args.numpy_horizon} rounds"
-          f"{'; quick mode' if args.quick else ''}")
-    sys.stdout.flush()
-
+    print(f"{sizes}{grows}, {trials}; NumPy loop {args.numpy_horizon} steps x "
+          f"{args.check_seeds} seed(s), best seed; batched NumPy ({args.batched_dtype}, one "
+          f"process) {trials} in plays of <= {args.numpy_horizon} rounds"
+          f"{'; quick mode' if args.quick else ''}", flush=True)
     if args.neural:
         neural_args = ["--agents", ",".join(args.neural)] + (
             ["--runs", ",".join(map(str, args.neural_runs))] if args.neural_runs else []) + (
             ["--quick"] if args.quick else []) + (["--markdown"] if args.markdown else [])
         print(f"\nneural agents ({', '.join(args.neural)}): against PyTorch, as "
-              f"`python -m benchmarks.throughput_neural {' '.join(neural_args)}`")
-        sys.stdout.flush()
+              f"`python -m benchmarks.throughput_neural {' '.join(neural_args)}`", flush=True)
         throughput_neural.main(neural_args)
         if not args.agents and args.flat is None:
             return 0
@@ -559,85 +385,75 @@ def main(argv=None) -> int:
     rows, checks = [], {}
     for entry in args.agents:
         env, agent = entry.make(args.dim, args.num_arms)
-        batched = entry.name in NUMPY_BATCHED
-        check = check_numpy(env, agent, entry.name, horizon=args.numpy_horizon,
-                            seeds=args.check_seeds, jax_runs=args.check_runs,
-                            chunk_size=args.chunk_size, seed=args.seed)
-        checks[entry.label] = check
-        verdict = "consistent" if check["consistent"] else "MISMATCH: check the NumPy reference"
+        checks[entry.label] = check = check_numpy(
+            env, agent, entry.name, horizon=args.numpy_horizon, seeds=args.check_seeds,
+            jax_runs=args.check_runs, chunk_size=args.chunk_size, seed=args.seed)
         print(f"[check] {entry.label} on {env.name}: final regret at T={args.numpy_horizon}: "
               f"NumPy {check['np_regret']:.1f} +- {check['np_half']:.1f} ({args.check_seeds} "
               f"seeds), JAX {check['jax_regret']:.1f} +- {check['jax_half']:.1f} "
-              f"({args.check_runs} runs) -> {verdict}; NumPy {fmt_rate(check['rate'])} "
-              f"seed-steps/s (best), {fmt_rate(check['rate_median'])} (median)")
-        sys.stdout.flush()
+              f"({args.check_runs} runs) -> "
+              + ("consistent" if check["consistent"] else "MISMATCH: check the NumPy reference")
+              + f"; NumPy {fmt_rate(check['rate'])} seed-steps/s (best), "
+              f"{fmt_rate(check['rate_median'])} (median)", flush=True)
+        batched = entry.name in NUMPY_BATCHED
         if batched:
-            bcheck = check_batched(env, agent, entry.name, horizon=args.numpy_horizon,
-                                   runs=args.check_runs, seed=20_000, dtype=dtype,
-                                   jax_mean=check["jax_regret"], jax_half=check["jax_half"])
-            verdict = ("consistent" if bcheck["consistent"]
-                       else "MISMATCH: check the batched NumPy reference")
+            run = numpy_batched_run(env, agent, entry.name, args.numpy_horizon, args.check_runs,
+                                    20_000, dtype=dtype)
+            b = regret_agreement(run.regrets, check["jax_regret"], check["jax_half"],
+                                 args.check_runs)
             print(f"[batched] {entry.label} on {env.name}: final regret at "
-                  f"T={args.numpy_horizon}: batched NumPy {bcheck['np_regret']:.1f} +- "
-                  f"{bcheck['np_half']:.1f} ({args.check_runs} runs, {args.batched_dtype}), "
-                  f"JAX {bcheck['jax_regret']:.1f} +- {bcheck['jax_half']:.1f} -> {verdict}; "
-                  f"{fmt_rate(bcheck['rate'])} seed-steps/s at {args.check_runs} runs")
-            sys.stdout.flush()
-        horizon = args.numpy_horizon if entry.reference.grows_with_t else args.horizon
-        for runs in args.runs:
-            b_rate = None
-            if batched:
-                b = time_batched(env, agent, entry.name, horizon=args.numpy_horizon, runs=runs,
-                                 repeats=args.repeats, min_time=args.min_time, seed=30_000,
-                                 dtype=dtype)
-                b_rate = b["rate"]
-                print(f"[batched] {entry.label} runs={runs}: {fmt_rate(b_rate)} seed-steps/s "
-                      f"(best trial: {b['steps']} rounds in {b['seconds']:.2f} s)")
-            m = time_jax(env, agent, horizon, runs, repeats=args.repeats,
-                         min_time=args.min_time, max_time=args.max_time,
-                         chunk_size=args.chunk_size, seed=args.seed,
-                         block_runs=args.block_runs)
-            chunk = (jb.default_chunk_size(agent, horizon) if args.chunk_size is None
-                     else args.chunk_size)
-            m["compile"] += check["compiled"].get((runs, chunk), 0.0)  # compiled by the check
-            rows.append({"agent": entry.label, "env": env.name, "runs": runs,
-                         "horizon": horizon, **m, "np_rate": check["rate"],
-                         "ratio": m["rate"] / check["rate"], "batched_rate": b_rate,
-                         "batched_ratio": None if b_rate is None else m["rate"] / b_rate})
-            print(f"[jax]   {entry.label} runs={runs}: {fmt_rate(m['rate'])} seed-steps/s, "
-                  f"compile {m['compile']:.2f} s, {m['calls']} call(s)")
-            sys.stdout.flush()
+                  f"T={args.numpy_horizon}: batched NumPy {b['np_regret']:.1f} +- "
+                  f"{b['np_half']:.1f} ({args.check_runs} runs, {args.batched_dtype}), JAX "
+                  f"{b['jax_regret']:.1f} +- {b['jax_half']:.1f} -> "
+                  + ("consistent" if b["consistent"]
+                     else "MISMATCH: check the batched NumPy reference")
+                  + f"; {fmt_rate(args.check_runs * run.steps / run.seconds)} seed-steps/s at "
+                  f"{args.check_runs} runs", flush=True)
 
+        def batched_rate(runs, env=env, agent=agent, entry=entry, batched=batched):
+            if not batched:
+                return {"batched_rate": None}
+            b = time_batched(env, agent, entry.name, horizon=args.numpy_horizon, runs=runs,
+                             repeats=args.repeats, min_time=args.min_time, seed=30_000,
+                             dtype=dtype)
+            print(f"[batched] {entry.label} runs={runs}: {fmt_rate(b['rate'])} seed-steps/s "
+                  f"(best trial: {b['steps']} rounds in {b['seconds']:.2f} s)")
+            return {"batched_rate": b["rate"]}
+
+        horizon = args.numpy_horizon if entry.reference.grows_with_t else args.horizon
+        chunk = jb.default_chunk_size(agent, horizon) if args.chunk_size is None \
+            else args.chunk_size
+        compiled = {runs: check["compiled"].get((runs, chunk), 0.0) for runs in args.runs}
+        for row in time_rows(args, entry, env, agent, horizon, args.runs, compiled,
+                             batched_rate):
+            rows.append({**row, "np_rate": check["rate"], "ratio": row["rate"] / check["rate"],
+                         "batched_ratio": None if row["batched_rate"] is None
+                         else row["rate"] / row["batched_rate"]})
     print()
     print_throughput(rows, args.markdown)
     print()
     top = max(args.runs)
+    tops = {r["agent"]: r for r in rows if r["runs"] == top}
     for entry in args.agents:
-        row = next(r for r in rows if r["agent"] == entry.label and r["runs"] == top)
-        print(summary_line(entry.label, row, top))
-    for entry in args.agents:
-        flops = FLOPS_PER_STEP.get(entry.name)
-        if flops is not None:
-            row = next(r for r in rows if r["agent"] == entry.label and r["runs"] == top)
-            env, agent = entry.make(args.dim, args.num_arms)
-            print(roofline_line(entry.label, row, top, flops(agent, env.dim, env.num_arms),
-                                args.peak_gflops))
+        print(summary_line(entry.label, tops[entry.label], top))
+    for entry in (e for e in args.agents if e.name in FLOPS_PER_STEP):
+        env, agent = entry.make(args.dim, args.num_arms)
+        print(roofline_line(entry.label, tops[entry.label], top,
+                            FLOPS_PER_STEP[entry.name](agent, env.dim, env.num_arms),
+                            args.peak_gflops))
     grows = [e.label for e in args.agents if e.reference.grows_with_t]
     if grows:
         print(f"({', '.join(grows)}: the NumPy reference's per-step cost grows with t, so its "
               f"rows compare both sides over the same {args.numpy_horizon} rounds)")
-
     if args.flat is not None:
         print()
         env, agent = args.flat.make(args.dim, args.num_arms)
         flat_rows = flat_in_t(args.flat, env, agent, horizons=args.flat_horizons,
                               runs=args.flat_runs, seed=args.seed)
-        numpy_runs = checks.get(args.flat.label, {}).get("numpy_runs")
-        if numpy_runs is None:
-            numpy_runs = [numpy_run(env, agent, args.flat.name, args.numpy_horizon, 10_000)]
+        numpy_runs = checks.get(args.flat.label, {}).get("numpy_runs") or [
+            numpy_run(env, agent, args.flat.name, args.numpy_horizon, 10_000)]
         print_flat(args.flat, flat_rows, args.flat_runs, numpy_runs, args.markdown)
-    print(f"total benchmark time {time.perf_counter() - t0:.1f} s; load average at the end "
-          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"total benchmark time {time.perf_counter() - t0:.1f} s; {load_line('at the end')}")
     return 0
 
 

@@ -170,6 +170,13 @@ class Env(struct.PyTreeNode):
         if getattr(self, "instance_seed", None) is not None:
             check_seed(self, "instance_seed")
 
+    def check_call(self, key: jax.Array, horizon: int, num_runs: int) -> None:
+        """Raises ``ValueError`` when this environment cannot serve a call of the runner with
+        this user ``key`` (a typed JAX key), ``horizon`` and ``num_runs``: the runner asks at its
+        public entry, before any compilation. Every call by default; an environment of finite
+        data overrides it (:class:`~jaxbandits.envs.ArrayEnv`: its rounds and runs, and the key
+        its per-run slices are recognised by)."""
+
 
 class Agent(struct.PyTreeNode):
     """Base class of agents: a frozen dataclass of static switches and numeric leaves.

@@ -16,6 +16,13 @@ at ``step``. The adapters import their tracker only when built (``pip install
 'jaxbandits[tensorboard]'``, ``[mlflow]``, ``[wandb]``), and each has an offline mode: a
 TensorBoard log directory, an MLflow ``file:`` store, W&B's ``mode="offline"``.
 
+``compare`` and ``sweep`` call one tracker for several configurations: their ``run_info``
+holds ``"name"`` (the agent's name, or the grid point's label) and, for a sweep, ``"grid"``
+(the point's values). An adapter logs each name as a run of its own, the tracker's usual way
+to compare runs: a TensorBoard subfolder ``<logdir>/<name>``, an MLflow run nested under the
+tracker's run, a W&B run in the tracker's group. Without a ``"name"`` (``simulate``),
+everything goes to the tracker's own run.
+
 :func:`log_result` replays a finished :class:`~jaxbandits.Result`'s recorded curves into a
 tracker, step by step.
 
@@ -30,6 +37,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import time
 from collections.abc import Mapping
 from typing import Any, Protocol, runtime_checkable
 
@@ -107,25 +115,28 @@ def log_result(result: Any, tracker: Tracker, *, close: bool = True) -> None:
 
 
 class _Adapter:
-    """Shared plumbing: parameters once, then metrics at ``stats["step"]``."""
+    """Shared plumbing: per run (``run_info["name"]``, None for the tracker's own), the
+    parameters once, then metrics at ``stats["step"]``."""
 
     def __init__(self) -> None:
-        self._started = False
+        self._started: set[str | None] = set()
 
     def __call__(self, stats: Mapping[str, float], run_info: Mapping[str, Any]) -> None:
         if "step" not in stats:
             raise ValueError(f"{type(self).__name__}: stats must hold 'step' (rounds done), "
                              f"got keys {sorted(stats)}")
-        if not self._started:
-            self._params(flat_params(run_info))
-            self._started = True
+        name = run_info.get("name")
+        name = None if name is None else str(name)
+        if name not in self._started:
+            self._params(name, flat_params(run_info))
+            self._started.add(name)
         metrics = {k: float(v) for k, v in stats.items() if k != "step"}
-        self._metrics(int(stats["step"]), metrics)
+        self._metrics(name, int(stats["step"]), metrics)
 
-    def _params(self, params: dict[str, Any]) -> None:
+    def _params(self, name: str | None, params: dict[str, Any]) -> None:
         raise NotImplementedError
 
-    def _metrics(self, step: int, metrics: dict[str, float]) -> None:
+    def _metrics(self, name: str | None, step: int, metrics: dict[str, float]) -> None:
         raise NotImplementedError
 
     def close(self) -> None:
@@ -146,35 +157,61 @@ def _require(module: str, tracker: str, extra: str) -> Any:
         raise ImportError(f"{tracker} needs {module}: pip install 'jaxbandits[{extra}]'") from err
 
 
+def _folder_name(name: str) -> str:
+    """``name`` as one path component (separators and leading dots replaced)."""
+    out = "".join("_" if c in "/\\\0" else c for c in name).lstrip(".")
+    return out or "_"
+
+
 class TensorBoardTracker(_Adapter):
     """Writes TensorBoard event files with ``tensorboardX`` (``pip install
     'jaxbandits[tensorboard]'``): metrics as scalars, ``run_info`` as hyperparameters and as a
-    text summary. Offline by nature: ``tensorboard --logdir <logdir>`` reads it."""
+    text summary. Offline by nature: ``tensorboard --logdir <logdir>`` reads it. A named run
+    (``compare``, ``sweep``) writes to ``<logdir>/<name>``, so TensorBoard draws the agents
+    or grid points as runs over one another."""
 
     def __init__(self, logdir: str | os.PathLike, **writer_kwargs: Any):
         super().__init__()
-        SummaryWriter = _require("tensorboardX", "TensorBoardTracker", "tensorboard").SummaryWriter
+        self._SummaryWriter = _require("tensorboardX", "TensorBoardTracker",
+                                       "tensorboard").SummaryWriter
         self.logdir = os.fspath(logdir)
         # the hyperparameters go through a writer of their own in the same folder, whose file
         # would replace this one's if both were named in the same second: a suffix keeps them apart
         writer_kwargs.setdefault("filename_suffix", ".metrics")
-        self.writer = SummaryWriter(self.logdir, **writer_kwargs)
+        self._writer_kwargs = writer_kwargs
+        self.writer = self._SummaryWriter(self.logdir, **writer_kwargs)
+        self.writers: dict[str, Any] = {}  # the named runs'
 
-    def _params(self, params: dict[str, Any]) -> None:
-        self.writer.add_text("run_info", "\n".join(f"    {k}: {v}" for k, v in params.items()))
-        self.writer.add_hparams(params, {}, name=".")
+    def _writer(self, name: str | None):
+        if name is None:
+            return self.writer
+        if name not in self.writers:
+            self.writers[name] = self._SummaryWriter(
+                os.path.join(self.logdir, _folder_name(name)), **self._writer_kwargs)
+        return self.writers[name]
 
-    def _metrics(self, step: int, metrics: dict[str, float]) -> None:
-        for name, value in metrics.items():
-            self.writer.add_scalar(name, value, step)
+    def _params(self, name: str | None, params: dict[str, Any]) -> None:
+        writer = self._writer(name)
+        writer.add_text("run_info", "\n".join(f"    {k}: {v}" for k, v in params.items()))
+        writer.add_hparams(params, {}, name=".")
+
+    def _metrics(self, name: str | None, step: int, metrics: dict[str, float]) -> None:
+        writer = self._writer(name)
+        for key, value in metrics.items():
+            writer.add_scalar(key, value, step)
 
     def close(self) -> None:
+        for writer in self.writers.values():
+            writer.close()
         self.writer.close()
 
 
 class MLflowTracker(_Adapter):
     """Logs to an MLflow run (``pip install 'jaxbandits[mlflow]'``): ``run_info`` as the run's
-    parameters, metrics with ``step``. Offline: ``tracking_uri="file:./mlruns"`` (a local store).
+    parameters, metrics with ``step``. Offline: ``tracking_uri="file:./mlruns"`` (a local store;
+    MLflow 3 asks for ``MLFLOW_ALLOW_FILE_STORE=true`` there) or ``"sqlite:///mlflow.db"``.
+    A named run (``compare``, ``sweep``) is a child run nested under this one (MLflow's
+    ``mlflow.parentRunId`` tag), ended by :meth:`close`.
 
     Args:
       experiment: the experiment's name (None: MLflow's default).
@@ -191,22 +228,52 @@ class MLflowTracker(_Adapter):
         if experiment is not None:
             mlflow.set_experiment(experiment)
         self.run = mlflow.start_run(run_name=run_name)
+        self.children: dict[str, str] = {}  # name -> run id
+        self._client = None
 
-    def _params(self, params: dict[str, Any]) -> None:
+    def _child(self, name: str) -> str:
+        if name not in self.children:
+            if self._client is None:
+                self._client = self.mlflow.MlflowClient()
+            info = self.run.info
+            child = self._client.create_run(info.experiment_id, run_name=name,
+                                            tags={"mlflow.parentRunId": info.run_id})
+            self.children[name] = child.info.run_id
+        return self.children[name]
+
+    def _params(self, name: str | None, params: dict[str, Any]) -> None:
         # MLflow keeps parameters as strings of at most 6,000 characters
-        self.mlflow.log_params({k: str(v)[:6000] for k, v in params.items()})
+        params = {k: str(v)[:6000] for k, v in params.items()}
+        if name is None:
+            self.mlflow.log_params(params)
+        else:
+            from mlflow.entities import Param
 
-    def _metrics(self, step: int, metrics: dict[str, float]) -> None:
-        self.mlflow.log_metrics(metrics, step=step)
+            run_id = self._child(name)
+            self._client.log_batch(run_id, params=[Param(k, v) for k, v in params.items()])
+
+    def _metrics(self, name: str | None, step: int, metrics: dict[str, float]) -> None:
+        if name is None:
+            self.mlflow.log_metrics(metrics, step=step)
+            return
+        from mlflow.entities import Metric
+
+        run_id, now = self._child(name), int(time.time() * 1000)
+        self._client.log_batch(run_id, metrics=[Metric(k, v, now, step)
+                                                for k, v in metrics.items()])
 
     def close(self) -> None:
+        for run_id in self.children.values():
+            self._client.set_terminated(run_id)
         self.mlflow.end_run()
 
 
 class WandbTracker(_Adapter):
     """Logs to a Weights & Biases run (``pip install 'jaxbandits[wandb]'``): ``run_info`` as
     the run's config, metrics with ``step``. Offline by default (``mode="offline"``: files under
-    ``dir``, uploaded later with ``wandb sync``).
+    ``dir``, uploaded later with ``wandb sync``). A named run (``compare``, ``sweep``) is a W&B
+    run of that name in the group ``init_kwargs["group"]`` (default: the project), one per
+    name, all kept open until :meth:`close` (W&B's ``reinit="create_new"``, wandb >= 0.19.10).
 
     Args:
       project: the W&B project.
@@ -219,14 +286,23 @@ class WandbTracker(_Adapter):
         self.wandb = _require("wandb", "WandbTracker", "wandb")
         self.project, self.mode, self.init_kwargs = project, mode, init_kwargs
         self.run = None
+        self.runs: dict[str, Any] = {}  # the named runs'
 
-    def _params(self, params: dict[str, Any]) -> None:
-        self.run = self.wandb.init(project=self.project, mode=self.mode, config=params,
-                                   **self.init_kwargs)
+    def _params(self, name: str | None, params: dict[str, Any]) -> None:
+        if name is None:
+            self.run = self.wandb.init(project=self.project, mode=self.mode, config=params,
+                                       **self.init_kwargs)
+            return
+        kwargs = {**self.init_kwargs, "name": name, "reinit": "create_new"}
+        kwargs.setdefault("group", self.project)
+        self.runs[name] = self.wandb.init(project=self.project, mode=self.mode, config=params,
+                                          **kwargs)
 
-    def _metrics(self, step: int, metrics: dict[str, float]) -> None:
-        self.run.log(metrics, step=step)
+    def _metrics(self, name: str | None, step: int, metrics: dict[str, float]) -> None:
+        (self.run if name is None else self.runs[name]).log(metrics, step=step)
 
     def close(self) -> None:
+        for run in self.runs.values():
+            run.finish()
         if self.run is not None:
             self.run.finish()

@@ -137,6 +137,15 @@ def test_dueling_environments_run_at_their_papers_size(monkeypatch, tmp_path):
     assert seen["agents"]["maxinp"].horizon_hint == 300
 
 
+def test_disjoint_classification_runs_in_about_a_minute(monkeypatch, tmp_path):
+    """disjoint-classification without --horizon / --runs: T = 1,000 and 256 runs (the generic
+    10,000 x 200 took over 6 minutes on digits, d = 64 per arm); the disjoint agents play."""
+    seen = _intercept(monkeypatch, tmp_path, ["run", "--env", "disjoint-classification"])
+    assert (seen["horizon"], seen["num_runs"]) == (1000, 256)
+    assert {"random", "disjoint-lin-ucb", "disjoint-lin-ts", "disjoint-epsilon-greedy"} <= set(
+        seen["agents"])
+
+
 @pytest.mark.parametrize(
     "argv, match",
     [
@@ -151,12 +160,72 @@ def test_dueling_environments_run_at_their_papers_size(monkeypatch, tmp_path):
         (["run", "--set", "agent.nonexistent=1"], "no agent run has that field"),
         (["run", "--set", "env.noise_std=-1"], "noise_std must be finite and >= 0"),
         (["run", "--agents", "lin-ts", "--set", "lin-ucb.reg=1"], "not among the agents run"),
+        (["run", "--feedback-delay", "-1"], "--feedback-delay takes a whole number"),
+        (["run", "--feedback-delay", "1.5"], "--feedback-delay takes a whole number"),
+        (["run", "--feedback-delay", "9,2"], "LOW <= HIGH, got '9,2'"),
+        (["run", "--feedback-delay", "1,2,3"], "--feedback-delay takes a whole number"),
+        (["sweep", "--grid", "agent.reg=1", "--update-every", "0"],
+         "--update-every must be a positive integer"),
+        (["run", "--feedback-delay", str(2**31)], "--feedback-delay / --update-every: "),
     ],
 )
 def test_run_errors_exit_2_with_a_message(argv, match, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert main(argv + ["--no-progress"]) == 2
     assert match in capsys.readouterr().err
+
+
+def test_feedback_flags_reach_the_runner(monkeypatch, tmp_path, capsys):
+    """--feedback-delay N or LOW,HIGH and --update-every B are simulate's feedback_delay and
+    update_every, for run and sweep; the defaults pass nothing (the undelayed runner); the
+    neural agents' own update_every stays a --set field."""
+    seen = _intercept(monkeypatch, tmp_path, ["run", "--agents", "lin-ts,neural-ucb",
+                                              "--feedback-delay", "3600", "--update-every",
+                                              "1000", "--set", "neural-ucb.update_every=50"])
+    assert (seen["feedback_delay"], seen["update_every"]) == (3600, 1000)
+    assert seen["agents"]["neural-ucb"].update_every == 50
+    assert "rewards delayed 3,600 rounds, agents updated at the end of every 1,000 rounds" \
+        in capsys.readouterr().out
+    seen = _intercept(monkeypatch, tmp_path, ["run", "--agents", "lin-ts", "--feedback-delay",
+                                              " 2, 9"])
+    assert (seen["feedback_delay"], seen["update_every"]) == ((2, 9), 1)
+    seen = _intercept(monkeypatch, tmp_path, ["run", "--agents", "lin-ts"])
+    assert "feedback_delay" not in seen and "update_every" not in seen
+
+    def fake_sweep(env, agent, key, grid, horizon, num_runs, **kwargs):
+        seen.update(grid=grid, **kwargs)
+        raise SystemExit(0)
+
+    monkeypatch.setattr(jb, "sweep", fake_sweep)
+    seen.clear()
+    with pytest.raises(SystemExit):
+        main(["sweep", "--grid", "agent.reg=1,2", "--feedback-delay", "0,5",
+              "--update-every", "3"])
+    assert (seen["feedback_delay"], seen["update_every"]) == ((0, 5), 3)
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        main(["sweep", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--feedback-delay N|LOW,HIGH" in text and "(default: 0)" in text
+    assert "(jb.simulate's update_every; not a neural agent's training schedule" in text
+
+
+@pytest.mark.full
+def test_delayed_run_is_simulate_with_the_same_options(tmp_path):
+    """A tiny delayed, batched run: the numbers of jb.simulate with feedback_delay and
+    update_every, both recorded in every result's run_info and in summary.md."""
+    argv = ["run", "--runs", "2", "--out", str(tmp_path), "--no-progress", "--agents",
+            "lin-ts", "--feedback-delay", "1,3", "--update-every", "4", *TINY]
+    assert main(argv) == 0
+    env = jb.make_env("linear", dim=3, num_arms=4)
+    direct = jb.simulate(env, jb.make_agent("lin-ts", env=env, horizon=60), 0, 60, 2,
+                         progress=False, feedback_delay=(1, 3), update_every=4)
+    saved = jb.Result.load(tmp_path / "lin-ts")
+    np.testing.assert_array_equal(saved.cumulative_regret, direct.cumulative_regret)
+    assert saved.run_info["feedback_delay"] == [1, 3] and saved.run_info["update_every"] == 4
+    summary = (tmp_path / "summary.md").read_text()
+    assert "uniform on 1 to 3 rounds" in summary
+    assert "`--feedback-delay 1,3 --update-every 4`" in summary
 
 
 def test_plot_and_compare_errors(capsys, tmp_path):

@@ -209,8 +209,6 @@ def test_callback_receives_running_statistics_between_chunks_and_is_closed(tmp_p
     with pytest.raises(RuntimeError, match="tracker down"):
         jb.simulate(BASE_ENV, agent, 0, T, 6, callback=failing, **kw)
     assert failing.closed == 1  # closed also when the run fails
-    with pytest.raises(TypeError, match="callback"):
-        jb.compare(BASE_ENV, {"a": agent}, 0, T, callback=tracker)
     pytest.importorskip("tensorboardX")
     from test_tracking import _events
 
@@ -218,6 +216,49 @@ def test_callback_receives_running_statistics_between_chunks_and_is_closed(tmp_p
                 **kw)
     steps = sorted(step for tag, step, _ in _events(tmp_path) if tag == "regret/mean")
     assert steps == [20, T]
+
+
+def test_compare_and_sweep_callbacks_name_each_configuration(tmp_path):
+    """One tracker for several configurations: each agent of compare and each grid point of a
+    sweep reports its own statistics (live for its first block, all its runs at the end),
+    named in run_info; the tracker is closed once; TensorBoard gets a run per name."""
+    agent = jb.make_agent("lin-ts")
+    kw = dict(record="all", block_runs=4, progress=False, chunk_size=20)
+    tracker = FakeTracker()
+    agents = {"a": agent, "b/2": agent.replace(explore_scale=0.5)}
+    results = jb.compare(BASE_ENV, agents, 0, T, 6, callback=tracker, **kw)
+    assert tracker.closed == 1
+    assert [(c[1]["name"], c[0]["step"]) for c in tracker.calls] == [
+        ("a", 20), ("a", T), ("a", T), ("b/2", 20), ("b/2", T), ("b/2", T)]
+    for name, result in results.items():
+        calls = [c for c in tracker.calls if c[1]["name"] == name]
+        assert {k: v for k, v in calls[0][1].items() if k != "name"} == result.run_info
+        regret = np.asarray(result.cumulative_regret, np.float64)
+        assert calls[1][0]["regret/mean"] == pytest.approx(regret[:4, -1].mean(), rel=1e-6)
+        assert calls[2][0] == pytest.approx(jb.tracking.result_stats(result)[-1], rel=1e-6)
+
+    tracker = FakeTracker()
+    swept = jb.sweep(BASE_ENV, agent, 0, {"explore_scale": [0.5, 2.0]}, T, 6,
+                     callback=tracker, **kw)
+    assert tracker.closed == 1
+    for label, result in swept.items():
+        calls = [c for c in tracker.calls if c[1]["name"] == label]
+        assert [c[0]["step"] for c in calls] == [20, T, T]
+        assert calls[0][1]["grid"] == {"explore_scale": result.agent_config["explore_scale"]}
+        assert calls[2][0] == pytest.approx(jb.tracking.result_stats(result)[-1], rel=1e-6)
+    np.testing.assert_array_equal(swept["explore_scale=0.5"].cumulative_regret,
+                                  results["b/2"].cumulative_regret)  # the same bits
+    with pytest.raises(ValueError, match="callable"):
+        jb.sweep(BASE_ENV, agent, 0, {"explore_scale": [0.5]}, T, callback=3)
+
+    pytest.importorskip("tensorboardX")
+    from test_tracking import _events
+
+    jb.compare(BASE_ENV, agents, 0, T, 4, callback=jb.tracking.TensorBoardTracker(tmp_path),
+               **kw)
+    for folder in ("a", "b_2"):
+        scalars = _events(tmp_path / folder)
+        assert sorted(step for tag, step, _ in scalars if tag == "regret/mean") == [20, T]
 
 
 def test_a_delayed_run_resumes_from_its_checkpoint_bit_for_bit(tmp_path):

@@ -66,6 +66,29 @@ def test_array_env_rejects_bad_arrays(fields, message):
         jb.envs.ArrayEnv(**fields).validate()
 
 
+@pytest.mark.parametrize("key, num_runs, horizon, shared_by_runs, message", [
+    (1, R, T, False, r"derives from seed=5, and this call's key is not jax.random.key\(5\): "
+                     r"pass 5 as the key"),
+    (jax.random.key(5, impl="rbg"), R, T, False, r"this call's key is not"),
+    (5, R + 1, T, False, r"num_runs 4 is past the R = 3 runs .* pass num_runs <= 3"),
+    (5, R, T + 1, False, r"horizon 13 is past the T = 12 rounds .* pass horizon <= 12"),
+    (5, R, T + 1, True, r"horizon 13 is past the T = 12 rounds"),
+])
+def test_array_env_refuses_a_call_it_cannot_serve_before_compiling(key, num_runs, horizon,
+                                                                   shared_by_runs, message):
+    """Per-run arrays are recognised by the keys the runner derives from seed=: another key, a
+    run or a round the arrays do not hold is a ValueError saying what to pass (not NaN rewards
+    a compile later); the right key, any R' <= R runs and T' <= T rounds play."""
+    lead = () if shared_by_runs else (R,)
+    env = jb.envs.ArrayEnv(shared=np.zeros(lead + (T, D)), means=np.zeros(lead + (T, K)),
+                           seed=None if shared_by_runs else 5)
+    agent = jb.make_agent("random")
+    with pytest.raises(ValueError, match=message):
+        jb.simulate(env, agent, key, horizon=horizon, num_runs=num_runs, progress=False)
+    env.check_call(jax.random.key(5), T, R)  # the call that fits: no error
+    env.check_call(jax.random.key(5), T - 1, R - 1)
+
+
 def test_disjoint_lin_ucb_learns_the_disjoint_model():
     env = jb.make_env("disjoint-linear", dim=3, num_arms=5)
     agents = {"random": jb.make_agent("random"),

@@ -7,6 +7,9 @@
 * ``disjoint-epsilon-greedy``: the estimates to 1e-12, the exact ``log_prob``, and the rate of
   non-greedy plays ``epsilon (K - 1) / K`` within 4 standard errors;
 * ``lin-ucb`` with ``radius="constant"``: Li et al.'s score on the shared ridge model.
+
+The per-arm agents read a shared context once (one ``(K d, d) @ x`` product) and per-arm rows
+one by one: both are checked (``shared``).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import pytest
 import jaxbandits as jb
 from jaxbandits.core import Feedback
 from jaxbandits.envs import shared_context
-from jaxbandits.linalg import ridge_covariance
+from jaxbandits.linalg import disjoint_covariance
 
 pytestmark = pytest.mark.usefixtures("x64")
 
@@ -47,45 +50,56 @@ def reference(contexts, actions, rewards, reg):
     return theta, A_inv
 
 
-def fitted(agent, contexts, actions, rewards):
+def round_context(x, shared=True):
+    """Round context of ``x`` ``(d,)``: a :class:`SharedContext`, or with ``shared=False`` the
+    same rows as per-arm features (a plain :class:`Context`)."""
+    context = shared_context(x, K)
+    return context if shared else jb.Context(arms=context.arms)
+
+
+def fitted(agent, contexts, actions, rewards, shared=True):
     """The agent's state after ``update`` on the shared history (one scan)."""
     spec = jb.core.Spec(dim=D, num_arms=K)
 
     def body(state, row):
         x, a, r = row
         fb = Feedback(reward=r, regret=jnp.zeros(()))
-        return agent.update(state, jax.random.key(0), shared_context(x, K), a, fb), None
+        return agent.update(state, jax.random.key(0), round_context(x, shared), a, fb), None
 
     state = agent.init(jax.random.key(0), spec)
     rows = (jnp.asarray(contexts), jnp.asarray(actions, jnp.int32), jnp.asarray(rewards))
     return jax.lax.scan(body, state, rows)[0]
 
 
-def test_disjoint_lin_ucb_scores_match_li_et_al():
+FORMS = pytest.mark.parametrize("shared", [True, False], ids=["shared", "per-arm"])
+
+
+@FORMS
+def test_disjoint_lin_ucb_scores_match_li_et_al(shared):
     contexts, actions, rewards, x = history()
     alpha = 0.8
     agent = jb.make_agent("disjoint-lin-ucb", alpha=alpha, reg=REG)
-    state = jax.jit(lambda: fitted(agent, contexts, actions, rewards))()
+    state = jax.jit(lambda: fitted(agent, contexts, actions, rewards, shared))()
     theta, A_inv = reference(contexts, actions, rewards, REG)
     want = theta @ x + alpha * np.sqrt(np.einsum("i,kij,j->k", x, A_inv, x))
-    got = agent.scores(state, jax.random.key(1), shared_context(jnp.asarray(x), K))
+    got = agent.scores(state, jax.random.key(1), round_context(jnp.asarray(x), shared))
     assert got.dtype == jnp.float64
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12, atol=1e-12)
     np.testing.assert_array_equal(np.asarray(state.count), np.bincount(actions, minlength=K))
 
 
-def test_disjoint_lin_ts_posterior_and_draws():
+@FORMS
+def test_disjoint_lin_ts_posterior_and_draws(shared):
     contexts, actions, rewards, x = history(1)
     v = 0.6
     agent = jb.make_agent("disjoint-lin-ts", v=v, reg=REG)
-    state = jax.jit(lambda: fitted(agent, contexts, actions, rewards))()
+    state = jax.jit(lambda: fitted(agent, contexts, actions, rewards, shared))()
     theta, A_inv = reference(contexts, actions, rewards, REG)
     np.testing.assert_allclose(np.asarray(state.mean), theta, rtol=1e-12, atol=1e-12)
-    cov = jax.vmap(ridge_covariance)(state)
-    np.testing.assert_allclose(np.asarray(cov), A_inv, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(disjoint_covariance(state), A_inv, rtol=1e-12, atol=1e-12)
     # the scores' law: N(x^T theta_a, v^2 x^T A_a^{-1} x), independent across arms
     n = 4000
-    context = shared_context(jnp.asarray(x), K)
+    context = round_context(jnp.asarray(x), shared)
     draws = np.asarray(jax.jit(jax.vmap(lambda k: agent.scores(state, k, context)))(
         jax.random.split(jax.random.key(2), n)))
     mean, var = theta @ x, v**2 * np.einsum("i,kij,j->k", x, A_inv, x)
@@ -95,13 +109,14 @@ def test_disjoint_lin_ts_posterior_and_draws():
     assert np.all(np.abs(draws.var(0, ddof=1) - var) < 4 * se_var)
 
 
-def test_disjoint_epsilon_greedy_estimates_log_prob_and_rate():
+@FORMS
+def test_disjoint_epsilon_greedy_estimates_log_prob_and_rate(shared):
     contexts, actions, rewards, x = history(2)
     epsilon = 0.3
     agent = jb.make_agent("disjoint-epsilon-greedy", epsilon=epsilon, reg=REG)
-    state = jax.jit(lambda: fitted(agent, contexts, actions, rewards))()
+    state = jax.jit(lambda: fitted(agent, contexts, actions, rewards, shared))()
     theta, _ = reference(contexts, actions, rewards, REG)
-    context = shared_context(jnp.asarray(x), K)
+    context = round_context(jnp.asarray(x), shared)
     np.testing.assert_allclose(np.asarray(agent.estimates(state, context)), theta @ x,
                                rtol=1e-12, atol=1e-12)
     greedy = int(np.argmax(theta @ x))
@@ -149,14 +164,15 @@ def test_disjoint_ensemble_pp_is_ensemble_pp_on_block_features():
     disjoint agent started from the blocks of the block agent's prior factor plays the same
     scores after the same history, updates and reference draws."""
     from jaxbandits.envs import block_features
-    from jaxbandits.linalg import EnsembleState, disjoint_init
+    from jaxbandits.linalg import EnsembleState, ridge_init
 
     contexts, actions, rewards, x = history(5)
     m = 4
     block = jb.make_agent("ensemble-pp", ensemble_size=m, reg=REG, noise_std=0.8)
     ours = jb.make_agent("disjoint-ensemble-pp", ensemble_size=m, reg=REG, noise_std=0.8)
     block_state = block.init(jax.random.key(0), jb.core.Spec(dim=K * D, num_arms=K))
-    our_state = EnsembleState(ridge=disjoint_init(K, D, REG),
+    prior = jax.tree.map(lambda leaf: jnp.broadcast_to(leaf, (K, *leaf.shape)), ridge_init(D, REG))
+    our_state = EnsembleState(ridge=prior,
                               factor=block_state.factor.reshape(K, D, m))
 
     @jax.jit

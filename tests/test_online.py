@@ -213,6 +213,43 @@ def test_batches_compile_once_per_size_and_probabilities():
     np.testing.assert_allclose(probs[1], jax.nn.softmax(logits)[actions[1]], rtol=1e-5)
 
 
+def test_chunked_batches_and_compiling_ahead():
+    """A batch served in chunks (act_chunk) gets the same actions and Monte Carlo
+    probabilities as one vmap (the same key per request); the automatic chunk keeps a batch
+    whole unless its requests' intermediate arrays exceed the budget; compile() prepares a
+    batch size without serving: nothing changes and the first calls trace nothing."""
+    ctx, actions, rewards = _contexts(8, 5), np.arange(5) % ARMS, np.linspace(-1, 1, 5)
+    whole = jb.OnlinePolicy("lin-ts", SPEC, seed=4, prob_draws=16)
+    chunked = jb.OnlinePolicy("lin-ts", SPEC, seed=4, prob_draws=16, act_chunk=2)
+    for policy in (whole, chunked):
+        policy.update(ctx, actions, rewards)
+    a, pa = whole.act(ctx, probs=True)
+    b, pb = chunked.act(ctx, probs=True)
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(pa, pb)
+    assert np.all((0 <= pa) & (pa <= 1)) and np.any((0 < pa) & (pa < 1))  # draws disagree
+    assert online._auto_chunk(10_000, 1_000, 2**24) == 10_000  # 10 MB: one vmap
+    assert online._auto_chunk(10_000, 2**20, 2**24) == 16 and online._auto_chunk(5, 2**30, 1) == 1
+    with pytest.raises(ValueError, match="act_chunk"):
+        jb.OnlinePolicy("lin-ts", SPEC, act_chunk=0)
+
+    neural = jb.make_agent("neural-ucb")  # its per-arm gradients (K, p) count, traced only
+    key = jax.random.key(0)
+    state = jax.eval_shape(neural.init, key, SPEC)
+    params = sum(x.size for x in jax.tree.leaves(state.params))
+    one = online._request_bytes(neural, state, key, jb.Context(arms=jnp.asarray(ctx)), 0)
+    assert one >= ARMS * params * 4
+
+    policy = jb.OnlinePolicy("lin-ucb", SPEC, seed=5)
+    before = policy.state
+    policy.compile(_contexts(9, 3))
+    assert policy.state is before and (policy.num_served, policy.num_updates) == (0, 0)
+    traces = online.trace_counts()
+    ctx = _contexts(10, 3)
+    policy.update(ctx, policy.act(ctx), np.ones(3))
+    assert online.trace_counts() == traces
+
+
 def test_warm_start_and_threads_lose_no_update():
     """Warm start from a mapping equals updating with the arrays; updates from four threads
     are all applied (the ridge Gram matrix is the order-free sum of x x^T)."""

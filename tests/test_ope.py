@@ -179,6 +179,24 @@ def test_monte_carlo_probabilities_within_their_stated_error():
     assert np.all(np.abs(r_mc.value - r_exact.value) <= 4 * r_mc.mc_std_error)
 
 
+def test_per_arm_agents_read_the_logged_context_and_epsilon_greedy_is_exact():
+    """A per-arm agent learns from the logged x itself (by default, not block features): its
+    models are the closed-form ridge estimates of each action's rounds; disjoint-epsilon-greedy's
+    probabilities come exactly from its log_prob, 1 - eps + eps / K on the greedy action."""
+    log, _, _, _ = _synthetic(jax.random.key(4), n=64, d=3)
+    train, test = log.take(slice(0, 48)), log.take(slice(48, None))
+    agent = jb.make_agent("disjoint-epsilon-greedy", epsilon=0.2, reg=0.5)
+    state = jb.ope.fit_on_log(agent, train, key=0)
+    want = np.asarray(jb.linalg.ridge_fit(train.context, train.reward, train.action, 4, 0.5))
+    np.testing.assert_allclose(np.asarray(state.mean), want, rtol=1e-4, atol=1e-5)
+    probs = jb.ope.action_probs(agent, state, test, key=1)
+    assert probs.num_draws == 0 and float(jnp.max(probs.std_error)) == 0.0
+    greedy = np.argmax(np.asarray(test.context) @ want.T, axis=1)
+    expected = np.full((16, 4), 0.2 / 4)
+    expected[np.arange(16), greedy] += 0.8
+    np.testing.assert_allclose(np.asarray(probs.probs), expected, rtol=1e-5)
+
+
 def test_beta_thompson_probabilities_match_sampling():
     # the exact rank probabilities of Bernoulli TS under OBD's men prior against 100,000
     # NumPy draws, and against OBP's own 10,000-draw estimate saved with the reference

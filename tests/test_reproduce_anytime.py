@@ -82,9 +82,9 @@ def test_panels_are_the_papers_bandits_and_selected_by_name():
         args = framework.parse_args(anytime_fig1.NAME, "", ["--scale", "tiny", "--set",
                                                            f"panels={value}"])
         chosen = framework.configure(anytime_fig1.SCALES, args).panels
-        assert list(anytime_fig1.builders(anytime_fig1.PANELS, chosen)) == picked
+        assert list(framework.builders(anytime_fig1.PANELS, chosen)) == picked
     with pytest.raises(ValueError, match="'linear', 'logistic'"):
-        anytime_fig1.builders(anytime_fig1.PANELS, ("linear", "lin"))
+        framework.builders(anytime_fig1.PANELS, ("linear", "lin"))
 
 
 def test_anytime_fig2_tiny_and_the_grids_share_programs(tmp_path):
@@ -128,10 +128,13 @@ def test_anytime_fig3_tiny_is_one_program(tmp_path):
 
 
 def test_solver_switch_reaches_every_glm_agent():
+    from benchmarks import framework
+
     fig1 = anytime_fig1
-    args = fig1.parse_args("anytime_fig1", fig1.__doc__, ["--scale", "tiny", "--solver", "newton"])
+    args = framework.parse_args("anytime_fig1", fig1.__doc__, ["--scale", "tiny", "--solver",
+                                                               "newton"], options=fig1.OPTIONS)
     assert (args.scale, args.solver) == ("tiny", "newton")
-    assert fig1.parse_args("anytime_fig1", fig1.__doc__, []).solver == "gd"
+    assert framework.parse_args("anytime_fig1", "", [], options=fig1.OPTIONS).solver == "gd"
     panel = fig1.log_panel(fig1.SCALES["tiny"], "newton")
     solvers = {e.label: getattr(e.agent, "solver", None) or e.agent.agent.solver
                for e in panel.entries}

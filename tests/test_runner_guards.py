@@ -178,6 +178,27 @@ def test_a_diverged_agent_is_an_error_naming_run_step_and_leaf(name, settings, l
             jb.simulate(env, agent, 0, 20, 2, block_runs=2, progress=False)
 
 
+def _first_flags(env, agent, run, horizon):
+    """Run ``run``'s divergence flags with every round checked (the public one-run API)."""
+    carry = jb.runner.init(env, agent, jax.random.key(0), run)
+    steps = jax.numpy.asarray([horizon], jax.numpy.int32)
+    carry, _ = jb.runner.rollout(jb.runner.round_fn(env, agent, steps), carry, horizon)
+    return np.asarray(carry.bad_step), np.asarray(carry.bad_state)
+
+
+def test_a_divergence_inside_a_chunk_is_named_at_its_own_round():
+    # The runner checks the agent's state at the end of each chunk, then replays a flagged
+    # block with every round checked: the round named must be the first bad one, not the
+    # chunk's last. Ensemble sampling whose perturbations overflow the state, in chunks of 7
+    # rounds, so that the divergence falls inside a chunk.
+    agent = jb.make_agent("ensemble-sampling", noise_std=3e38)
+    first = min((int(_first_flags(ENV, agent, run, 20)[1][0]), run) for run in (0, 1))
+    assert first[0] >= 0 and first[0] % 7 != 6, "the case must diverge inside a chunk"
+    with pytest.raises(FloatingPointError, match=rf"after the update of step {first[0]} "
+                                                 rf"\(0-based round index\) in run {first[1]};"):
+        jb.simulate(ENV, agent, 0, 20, 2, block_runs=2, chunk_size=7, progress=False)
+
+
 def test_an_overflowing_cumulative_reward_is_an_error():
     env = jb.make_env("linear", dim=3, num_arms=4, noise_std=3e37)  # each reward finite
     with pytest.raises(FloatingPointError, match=r"non-finite reward or regret in run \d at "

@@ -42,6 +42,7 @@ class _Experiment:
         if args.runs is None:
             args.runs = self.env.default_runs or DEFAULT_RUNS
         _check_sizes(args)
+        self.timing = _check_timing(args)
         self.assumed: dict[str, dict[str, Any]] = {}
         self.tuned: dict[str, dict[str, Any]] = {}
         self.log_y = args.log_y
@@ -126,11 +127,20 @@ class _Experiment:
                                    "progress": _progress(a), "record": _record(a.record,
                                                                                a.horizon),
                                    "run_info": self.run_info()}
+        if not self.timing.immediate:
+            options.update(self.timing_options())
         if a.checkpoint is not None:
             options["checkpoint_dir"] = a.checkpoint
         if a.overwrite:
             options["overwrite"] = True
         return options
+
+    def timing_options(self) -> dict[str, Any]:
+        """``feedback_delay`` and ``update_every`` for the runner (from --feedback-delay and
+        --update-every)."""
+        t = self.timing
+        return {"feedback_delay": t.low if t.low == t.high else (t.low, t.high),
+                "update_every": t.update_every}
 
     def run_info(self) -> dict[str, Any]:
         """The part of the run record the command adds to every result's ``run_info``."""
@@ -155,6 +165,8 @@ class _Experiment:
                 print(f"  {name}: {_fields_text(values)}")
         for name, values in self.tuned.items():
             print(f"tuned on this experiment: {name}: {_fields_text(values)}")
+        if not self.timing.immediate:
+            print(f"feedback: {_timing_text(self.timing)}")
 
     def print_compile_time(self, results) -> None:
         total = sum(r.compile_time for r in results.values())
@@ -181,6 +193,7 @@ class _Experiment:
             lines.append(f"  - {name}: {_fields_text(values)} (tuned on this experiment)")
         lines.append(f"- environment: `{json.dumps(_jsonable(config_of(self.env)))}`")
         lines.append(f"- seed: {a.seed}, runs: {a.runs}, horizon: {a.horizon}")
+        lines.append(f"- feedback: {_timing_text(self.timing)}")
         versions = ", ".join(f"{k} {software[k]}" for k in
                              ("jaxbandits", "jax", "jaxlib", "numpy", "python") if k in software)
         lines.append(f"- versions: {versions}")
@@ -210,6 +223,10 @@ def _check_options(args) -> None:
                          f"got {args.cpu_devices}")
     if args.chunk_size is not None and args.chunk_size < 1:
         raise ValueError(f"--chunk-size must be a positive integer, got {args.chunk_size}")
+    args.feedback_delay = _feedback_delay(args.feedback_delay)
+    if args.update_every < 1:
+        raise ValueError(f"--update-every must be a positive integer (rounds per batch of "
+                         f"updates), got {args.update_every}")
     from jaxbandits.cache import _OFF
 
     cache = args.compilation_cache
@@ -217,6 +234,49 @@ def _check_options(args) -> None:
         path = Path(cache).expanduser()
         if path.exists() and not path.is_dir():
             raise ValueError(f"--compilation-cache {cache} is an existing file, not a folder")
+
+
+def _feedback_delay(text: Any) -> int | list[int]:
+    """``--feedback-delay``: ``N`` or ``LOW,HIGH`` (nonnegative whole numbers, LOW <= HIGH),
+    as an int or a ``[low, high]`` pair (JSON-like, for the run's record)."""
+    if isinstance(text, (int, list)):  # already read (a command object run again)
+        return text
+    parts = [part.strip() for part in str(text).split(",")]
+    usage = (f"--feedback-delay takes a whole number of rounds N >= 0 or a pair LOW,HIGH of "
+             f"them with LOW <= HIGH, got {text!r}")
+    if len(parts) not in (1, 2) or not all(part.isdigit() for part in parts):
+        raise ValueError(usage)
+    values = [int(part) for part in parts]
+    if len(values) == 2 and values[0] > values[1]:
+        raise ValueError(usage)
+    return values[0] if len(values) == 1 else values
+
+
+def _check_timing(args):
+    """The runner's :class:`~jaxbandits.runner.delay.Timing` of --feedback-delay and
+    --update-every at the command's horizon; errors name the options."""
+    from jaxbandits.runner.delay import as_timing
+
+    delay = args.feedback_delay
+    try:
+        return as_timing(tuple(delay) if isinstance(delay, list) else delay, args.update_every,
+                         args.horizon)
+    except ValueError as err:
+        raise ValueError(f"--feedback-delay / --update-every: {err}") from None
+
+
+def _timing_text(timing) -> str:
+    """How rewards reach the agents, in words (summary.md, the announcement)."""
+    if timing.immediate:
+        return "each reward at the end of its round (no delay, updates every round)"
+    fixed = timing.low == timing.high
+    delay = (f"{timing.low:,} rounds" if fixed else
+             f"uniform on {timing.low:,} to {timing.high:,} rounds")
+    every = ("every round" if timing.update_every == 1 else
+             f"at the end of every {timing.update_every:,} rounds")
+    given = str(timing.low) if fixed else f"{timing.low},{timing.high}"
+    return (f"rewards delayed {delay}, agents updated {every} (`--feedback-delay {given} "
+            f"--update-every {timing.update_every}`)")
 
 
 def _release(exp: _Experiment, out: Path, created: bool) -> None:

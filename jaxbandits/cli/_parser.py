@@ -148,6 +148,15 @@ def _add_experiment_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--record", default="log", metavar="log|all|N",
                    help="recorded rounds: about 100 log-spaced ones, every round, or every N-th "
                         "round (T always included)")
+    p.add_argument("--feedback-delay", default="0", metavar="N|LOW,HIGH",
+                   help="rounds until a round's reward reaches the agents: N, or LOW,HIGH for a "
+                        "delay drawn uniformly from those integers per round and run, the same "
+                        "for every agent; regret is still counted at the round played "
+                        "(jb.simulate's feedback_delay)")
+    p.add_argument("--update-every", type=int, default=1, metavar="B",
+                   help="update the agents in batches: at the end of every B-th round, with "
+                        "every reward arrived by then (jb.simulate's update_every; not a neural "
+                        "agent's training schedule, which is --set agent.update_every=N)")
     p.add_argument("--chunk-size", type=int, default=None,
                    help="rounds per compiled chunk (default: min(T, 1000); min(T, 250) for "
                         "agents with costly rounds, jb.default_chunk_size)")

@@ -11,11 +11,15 @@
   are given, else against the realised rewards (``max_k r_{t,k} - r_{t,a}``).
 
 Every array may carry a leading run axis ``(R, T, ...)``: run ``r`` then plays slice ``r``. The
-runner gives an environment only its key, so run ``r`` is recognised by its key, the one
-:func:`jaxbandits.simulate` derives from the integer ``seed`` (give ``simulate`` the same
-integer). A run without a slice (``r >= R``, or another key) and a round past ``T`` observe a
-NaN reward, which the runner reports as an error naming the run and the step. ``make_env
-("arrays")`` without arrays raises :class:`~jaxbandits.data.DataNotFoundError` (a ``ValueError``).
+runner gives an environment only its key (the contract keeps runs independent of the batch
+layout), so run ``r`` is recognised by its key, the one :func:`jaxbandits.simulate` derives from
+the integer ``seed``: make the environment with ``seed=S`` and give ``simulate`` / ``compare`` /
+``sweep`` the same ``S``. Before compiling, the runner asks the environment about the call
+(:meth:`ArrayEnv.check_call`): another key, more runs than ``R`` or a horizon past ``T`` is a
+``ValueError`` that says which and what to pass. (A run played outside the runner's entry,
+``jb.runner.init`` and ``jb.runner.rollout``, that the arrays do not hold observes NaN
+rewards.) ``make_env("arrays")`` without arrays raises
+:class:`~jaxbandits.data.DataNotFoundError` (a ``ValueError``).
 
 ``simulate``, ``compare`` and ``sweep`` all see the same arrays, so every agent meets the same
 contexts and rewards (common random numbers), and so does a peer library given the same arrays.
@@ -75,7 +79,8 @@ class ArrayEnv(Env):
       means: ``(T, K)`` or ``(R, T, K)`` expected rewards (or None).
       rewards: ``(T, K)`` or ``(R, T, K)`` realised rewards (or None; at least one of the two).
       noise_std: the Gaussian noise added to ``means`` when ``rewards`` is not given.
-      seed: the integer key given to ``simulate``; needed with per-run arrays (static).
+      seed: the integer key given to ``simulate``; needed with per-run arrays (static; a
+        call with another key is refused before compiling, :meth:`check_call`).
 
     Example::
 
@@ -170,9 +175,33 @@ class ArrayEnv(Env):
                                  f"must be finite ({len(bad)} are not)")
         self._check_shapes(shapes)
         if self.per_run and self.seed is None:
-            raise ValueError("arrays: per-run arrays (a leading run axis R) need seed=, the "
-                             "integer key you give simulate / compare / sweep (run r plays "
-                             "slice r)")
+            raise ValueError("arrays: per-run arrays (a leading run axis R) need seed=S, the "
+                             "integer key you give simulate / compare / sweep: run r plays "
+                             "slice r, recognised by the key the runner derives from S for it "
+                             "(e.g. ArrayEnv(..., seed=0) and jb.simulate(env, agent, 0, ...))")
+
+    def check_call(self, key: jax.Array, horizon: int, num_runs: int) -> None:
+        """Raises ``ValueError`` for a call the arrays cannot serve: ``horizon`` past their T
+        rounds, and with per-run arrays ``num_runs`` past their R runs or a ``key`` other than
+        ``jax.random.key(seed)`` (the runs would not be recognised). The runner calls it at its
+        public entry, before compiling."""
+        if horizon > self.horizon:
+            raise ValueError(f"arrays: horizon {horizon} is past the T = {self.horizon} rounds "
+                             f"the arrays hold; pass horizon <= {self.horizon}")
+        if not self.per_run:
+            return
+        if num_runs > self.num_runs:
+            raise ValueError(f"arrays: num_runs {num_runs} is past the R = {self.num_runs} "
+                             f"runs the arrays hold (run r plays slice r); pass num_runs <= "
+                             f"{self.num_runs}")
+        expected = jax.random.key_data(jax.random.key(self.seed))
+        if jax.random.key_impl(key) != jax.random.key_impl(jax.random.key(self.seed)) or \
+                not np.array_equal(np.asarray(jax.random.key_data(key)), np.asarray(expected)):
+            raise ValueError(f"arrays: per-run arrays recognise run r by the key the runner "
+                             f"derives from seed={self.seed}, and this call's key is not "
+                             f"jax.random.key({self.seed}): pass {self.seed} as the key of "
+                             "simulate / compare / sweep, or make the environment with "
+                             "seed=<your integer key>")
 
     def _check_shapes(self, shapes: dict[str, tuple[int, ...]]) -> None:
         first = next(iter(shapes))

@@ -5,9 +5,11 @@ own parameter. In the common case (MABWiser's and OBP's linear policies, a class
 every arm sees the same context ``x_t`` (d,). The convention, which keeps every agent working:
 
 * the context is a :class:`SharedContext`: ``shared`` holds ``x_t`` ``(d,)`` and ``arms`` holds
-  each arm's full feature vector ``x_{t,a}`` ``(K, d)``, here ``x_t`` repeated K times (a problem
-  with per-arm features too shows them in ``arms``, :class:`~jaxbandits.envs.ArrayEnv`);
-* the disjoint agents (``disjoint-lin-ucb``, ...) read ``arms`` row by row, one model per arm;
+  each arm's feature vector ``x_{t,a}`` ``(K, d)``, here ``x_t`` repeated K times (a problem
+  with per-arm features shows them in ``arms`` with ``shared=None``, as
+  :class:`~jaxbandits.envs.ArrayEnv` does with ``contexts=``);
+* the disjoint agents (``disjoint-lin-ucb``, ...) keep one model per arm and read ``x_t`` once
+  (or ``arms`` row by row when the arms have features of their own);
   agents of one shared theta* run too, but cannot tell identical rows apart (they are not the
   model of these problems, and ``jaxbandits run`` does not play them here).
 
@@ -55,9 +57,10 @@ class SharedContext(Context):
     """A round with one context shared by all arms.
 
     Attributes:
-      arms: ``(K, d)`` each arm's feature vector ``x_{t,a}`` (``shared`` repeated when the arms
-        have no features of their own).
-      shared: ``(d,)`` the shared context ``x_t``.
+      arms: ``(K, d)`` each arm's feature vector ``x_{t,a}``: ``shared`` repeated when it is
+        given.
+      shared: ``(d,)`` the shared context ``x_t``, or None (the arms have features of their
+        own).
     """
 
     shared: jax.Array | None = None
@@ -179,6 +182,13 @@ class DisjointClassificationEnv(ClassificationEnv):
     ``classification`` (:class:`~jaxbandits.envs.ClassificationEnv`), whose block features
     ``e_a (x) x`` are the same model in R^{K d}.
 
+    ``jaxbandits run --env disjoint-classification`` plays T = 1,000 rounds of 256 runs by
+    default: on the bundled digits (d = 64, K = 10, a per-arm model of 64 x 64 per arm) the
+    four disjoint agents and ``random`` then take about a minute on 2 CPU cores, compile
+    included, and every agent ends well below ``random``'s regret (LinUCB and epsilon-greedy at
+    about half of it; the sampling agents, which explore 64 directions per arm, at 80-90%). The
+    usual scale of supervised-to-bandit experiments, T = 10^4 and more, is ``--horizon 10000``.
+
     Example::
 
         env = jb.envs.DisjointClassificationEnv.from_arrays(X, y)      # your own table
@@ -189,6 +199,8 @@ class DisjointClassificationEnv(ClassificationEnv):
     description = "any (X, y) table as a bandit: the row shared by all arms, reward 1[a = y]"
     paper = "Li et al. 2010 (disjoint model); Dudik et al. 2011 (supervised-to-bandit)"
     agent_families = ("baseline", "disjoint")
+    default_horizon = 1_000  # about a minute for `jaxbandits run` on 2 CPU cores (docstring)
+    default_runs = 256
 
     @classmethod
     def from_arrays(cls, features: Any, labels: Any, *, num_classes: int | None = None,

@@ -7,6 +7,8 @@ from jaxbandits.linalg.design import (
     rounding_threshold,
 )
 from jaxbandits.linalg.disjoint import (
+    DisjointState,
+    disjoint_covariance,
     disjoint_init,
     disjoint_means,
     disjoint_sample,
@@ -75,6 +77,8 @@ __all__ = [
     "RidgeState",
     "check_distribution",
     "design_variance",
+    "DisjointState",
+    "disjoint_covariance",
     "disjoint_init",
     "disjoint_means",
     "disjoint_sample",

@@ -25,6 +25,7 @@ from jaxbandits.ope.policy import (
     action_probs,
     beta_thompson_probs,
     block_arms,
+    default_context_fn,
     fit_on_log,
     log_spec,
 )
@@ -40,6 +41,7 @@ __all__ = [
     "action_probs",
     "beta_thompson_probs",
     "block_arms",
+    "default_context_fn",
     "evaluate",
     "fit_on_log",
     "fit_reward_model",

@@ -6,8 +6,10 @@ gets them from any agent:
 * **exact**, for an agent that declares its distribution (the
   :class:`~jaxbandits.core.Logits` capability: ``softmax(logits)``, e.g. ``soft-elim``,
   ``neural-policy`` or :class:`~jaxbandits.agents.Softmax` over a deterministic score such as
-  ``greedy`` or ``lin-ucb``), and for Bernoulli Thompson sampling (``bernoulli-ts``, whose rank
-  probabilities are one-dimensional integrals, :func:`beta_thompson_probs`);
+  ``greedy`` or ``lin-ucb``; the :class:`~jaxbandits.core.LogProb` capability: ``exp(log_prob)``
+  of every arm, e.g. ``epsilon-greedy`` and ``disjoint-epsilon-greedy``), and for Bernoulli
+  Thompson sampling (``bernoulli-ts``, whose rank probabilities are one-dimensional integrals,
+  :func:`beta_thompson_probs`);
 * otherwise by **Monte Carlo**: ``act`` (or, for slates of L positions, the top L of
   ``scores``) is ``vmap``-ped over ``num_draws`` keys per round, the frequencies are the
   probabilities and their binomial standard error ``sqrt(p (1 - p) / M)`` is reported
@@ -15,9 +17,12 @@ gets them from any agent:
 
 A policy given as an array ``(n, K)`` of probabilities needs none of this. Agents read a
 :class:`~jaxbandits.Context` with ``arms`` ``(K, d')``; ``context_fn`` makes one from a logged
-context row ``x`` ``(d,)``; the default, :func:`block_arms`, gives arm a the block feature
-``e_a kron x`` (``d' = K d``), with which a linear agent is the disjoint model of Li et al.
-(2010), one parameter vector per arm.
+context row ``x`` ``(d,)``. The default (:func:`default_context_fn`) is the disjoint model of
+Li et al. (2010), one parameter vector per action, either way: the per-arm agents (family
+``"disjoint"``, e.g. ``disjoint-lin-ts``) read ``x`` itself (a
+:class:`~jaxbandits.envs.SharedContext`, ``d' = d``), every other agent the block features
+``e_a kron x`` (:func:`block_arms`, ``d' = K d``: a shared-parameter agent such as ``lin-ts``
+is then the same model at O((K d)^2) per round instead of O(K d^2)).
 """
 
 from __future__ import annotations
@@ -30,11 +35,12 @@ import jax
 import jax.numpy as jnp
 
 from jaxbandits.agents.mab import BernoulliTS
-from jaxbandits.core import Agent, Context, Feedback, Logits, Scores, Spec
+from jaxbandits.core import Agent, Context, Feedback, Logits, LogProb, Scores, Spec
 from jaxbandits.data.logged import BanditLog
+from jaxbandits.envs.disjoint import shared_context
 
-__all__ = ["ActionProbs", "action_probs", "beta_thompson_probs", "block_arms", "fit_on_log",
-           "log_spec"]
+__all__ = ["ActionProbs", "action_probs", "beta_thompson_probs", "block_arms",
+           "default_context_fn", "fit_on_log", "log_spec"]
 
 #: Rounds of a log processed at once by :func:`action_probs` (bounds memory on large logs).
 BATCH_ROUNDS = 512
@@ -62,6 +68,15 @@ def block_arms(x: jax.Array, num_actions: int) -> Context:
     return Context(arms=(eye[:, :, None] * x[None, None, :]).reshape(num_actions, -1))
 
 
+def default_context_fn(agent: Agent, num_actions: int) -> Callable[[jax.Array], Context]:
+    """How ``agent`` reads a logged context ``x`` ``(d,)`` by default: a per-arm agent (family
+    ``"disjoint"``) the :class:`~jaxbandits.envs.SharedContext` of ``x``, any other agent the
+    block features of :func:`block_arms`."""
+    if getattr(agent, "family", "") == "disjoint":
+        return functools.partial(shared_context, num_arms=num_actions)
+    return functools.partial(block_arms, num_actions=num_actions)
+
+
 def log_spec(log: BanditLog, context_fn: Callable | None = None) -> Spec:
     """The :class:`~jaxbandits.Spec` an agent sees on ``log``'s rounds through ``context_fn``
     (default :func:`block_arms`)."""
@@ -80,14 +95,14 @@ def fit_on_log(agent: Agent, log: BanditLog, key: jax.Array | int = 0,
       log: the rounds to learn from.
       key: the key of ``init`` and of the updates.
       context_fn: a logged context ``(d,)`` to a :class:`~jaxbandits.Context` (default
-        :func:`block_arms`).
+        :func:`default_context_fn`).
       state: a state to continue from (default: ``agent.init``).
     """
     key = jax.random.key(key) if isinstance(key, int) else key
-    fn = context_fn or functools.partial(block_arms, num_actions=log.num_actions)
+    fn = context_fn or default_context_fn(agent, log.num_actions)
     key_init, key_update = jax.random.split(key)
     if state is None:
-        state = agent.init(key_init, log_spec(log, context_fn))
+        state = agent.init(key_init, log_spec(log, fn))
     return _fit(agent, fn, log, state, key_update)
 
 
@@ -124,16 +139,18 @@ def action_probs(
       num_positions: L; for L > 1 a draw's slate is the top L of the agent's ``scores``
         (needs the :class:`~jaxbandits.core.Scores` capability) and the result is per position.
       context_fn: a context row ``(d,)`` to a :class:`~jaxbandits.Context` (default
-        :func:`block_arms` with K from the log).
-      method: ``"auto"`` (exact for a :class:`~jaxbandits.core.Logits` agent with L = 1 and
-        for ``bernoulli-ts``, else Monte Carlo), ``"exact"`` or ``"mc"``.
+        :func:`default_context_fn` with K from the log).
+      method: ``"auto"`` (exact for a :class:`~jaxbandits.core.Logits` or
+        :class:`~jaxbandits.core.LogProb` agent with L = 1 and for ``bernoulli-ts``, else
+        Monte Carlo), ``"exact"`` or ``"mc"``.
 
     Returns:
       :class:`ActionProbs`, ``probs`` ``(n, K)`` or ``(n, K, L)``.
 
-    The exact probabilities of a ``Logits`` agent are ``softmax(logits(state, key_i, .))``:
-    exact when its logits do not depend on the key (a softmax over a Thompson sample is
-    conditioned on one draw; use ``method="mc"`` for its marginal).
+    The exact probabilities of a ``Logits`` agent are ``softmax(logits(state, key_i, .))``,
+    those of a ``LogProb`` agent ``exp(log_prob(state, key_i, ., a))`` for every arm a: exact
+    when they do not depend on the key (a softmax over a Thompson sample is conditioned on one
+    draw; use ``method="mc"`` for its marginal).
     """
     if method not in ("auto", "exact", "mc"):
         raise ValueError(f"method must be 'auto', 'exact' or 'mc', got {method!r}")
@@ -144,7 +161,7 @@ def action_probs(
         raise ValueError("action_probs on bare contexts needs context_fn (no log gives K)")
     else:
         num_actions = None
-    fn = context_fn or functools.partial(block_arms, num_actions=num_actions)
+    fn = context_fn or default_context_fn(agent, num_actions)
     if isinstance(agent, BernoulliTS) and method != "mc":
         alpha, beta = agent.posterior(state)
         probs = beta_thompson_probs(alpha, beta, num_positions)
@@ -152,10 +169,10 @@ def action_probs(
         n = contexts.shape[0]
         probs = jnp.broadcast_to(probs, (n,) + probs.shape)
         return ActionProbs(probs, jnp.zeros_like(probs), 0)
-    exact = isinstance(agent, Logits) and num_positions == 1
+    exact = isinstance(agent, (Logits, LogProb)) and num_positions == 1
     if method == "exact" and not exact:
         raise ValueError(f"{type(agent).__name__}: exact action probabilities need the Logits "
-                         "capability and num_positions=1; use method='mc'")
+                         "or LogProb capability and num_positions=1; use method='mc'")
     if num_positions > 1 and not isinstance(agent, Scores):
         raise ValueError(f"{type(agent).__name__}: slates (num_positions > 1) are the top L of "
                          "scores, which this agent does not offer")
@@ -179,8 +196,11 @@ def _probs(agent, fn, state, contexts, key, num_draws, num_positions):
         ctx = fn(x)
         k = ctx.arms.shape[0]
         key_i = jax.random.fold_in(key, i)
-        if not num_draws:
+        if not num_draws and isinstance(agent, Logits):
             return jax.nn.softmax(agent.logits(state, key_i, ctx))
+        if not num_draws:  # LogProb: every arm's probability
+            arms = jnp.arange(k, dtype=jnp.int32)
+            return jnp.exp(jax.vmap(lambda a: agent.log_prob(state, key_i, ctx, a))(arms))
         keys = jax.random.split(key_i, num_draws)
         if num_positions == 1:
             actions = jax.vmap(lambda kk: agent.act(state, kk, ctx)[0])(keys)

@@ -6,8 +6,8 @@ devices.
 Modules, each with one purpose (see ``docs/concepts/design.md`` for which may import which):
 
 * :mod:`~jaxbandits.runner.run`: one run (public: :class:`RunKeys`, :class:`Carry`,
-  :func:`run_keys`, :func:`init`, :func:`step`, :func:`round_fn`, :func:`play_chunk`,
-  :func:`rollout`);
+  :func:`run_keys`, :func:`init` (:func:`init_instance` then :func:`init_agent`),
+  :func:`step`, :func:`round_fn`, :func:`play_chunk`, :func:`rollout`);
 * :mod:`~jaxbandits.runner.api`: :func:`simulate`, :func:`compare`, :func:`sweep`;
 * :mod:`~jaxbandits.runner.options`: the checked, frozen :class:`RunOptions` of one call;
 * :mod:`~jaxbandits.runner.engine`: plays a call wave by wave, chunk by chunk;
@@ -36,6 +36,8 @@ from jaxbandits.runner.run import (
     Carry,
     RunKeys,
     init,
+    init_agent,
+    init_instance,
     num_columns,
     play_chunk,
     rollout,
@@ -57,6 +59,8 @@ __all__ = [
     "default_block_runs",
     "default_chunk_size",
     "init",
+    "init_agent",
+    "init_instance",
     "log_spaced_steps",
     "num_columns",
     "play_chunk",

@@ -109,7 +109,8 @@ def simulate(
         and ``run_info`` the result's. When the runs take several blocks in turn, only the
         first block(s) report live, and the statistics over all runs at T follow at the end.
         Then ``callback.close()``, if it has one (also after an error). Never changes results
-        nor the checkpoint.
+        nor the checkpoint. :func:`compare` and :func:`sweep` take one tracker for all their
+        configurations, each named in ``run_info["name"]``.
 
     Warns:
       UserWarning: the agent's warm-up (``Agent.warmup_rounds``) exceeds the horizon.
@@ -126,15 +127,15 @@ def simulate(
     """
     configs = Configs([env], [agent], [name or label_of(agent)])
     try:
+        reporter = callback if isinstance(callback, _Reporter) else _reporter(callback)
         return _run(configs, key, horizon, num_runs, chunk_size=chunk_size, record=record,
                     num_records=num_records, checkpoint_dir=checkpoint_dir,
                     overwrite=overwrite, save_to=save_to, progress=progress, devices=devices,
                     block_runs=block_runs, max_memory=max_memory, run_info=run_info,
                     feedback_delay=feedback_delay, update_every=update_every,
-                    callback=callback)[0]
+                    callback=reporter)[0]
     finally:  # the tracker is flushed and ended, also when the run fails
-        if callable(getattr(callback, "close", None)):
-            callback.close()
+        _close(callback)
 
 
 def compare(
@@ -151,30 +152,37 @@ def compare(
     """Runs several agents on ``env`` with common random numbers; returns ``{name: Result}``.
 
     Run ``r`` of every agent sees the same problem instance, contexts and reward noise. Takes the
-    keyword arguments of :func:`simulate` (``feedback_delay`` and ``update_every`` included,
-    not ``callback``: one tracker per agent, with :func:`simulate`); checkpoints go to
-    ``checkpoint_dir/<name>`` and streamed results to ``save_to/<name>``. The agents' programs
-    are lowered first and compiled one after another on a background thread, so that an agent
-    compiles while the ones before it play (the same programs, so the same numbers, as one
-    :func:`simulate` per agent).
+    keyword arguments of :func:`simulate` (``feedback_delay``, ``update_every`` and
+    ``callback`` included); checkpoints go to ``checkpoint_dir/<name>`` and streamed results to
+    ``save_to/<name>``. The agents' programs are lowered first and compiled one after another
+    on a background thread, so that an agent compiles while the ones before it play (the same
+    programs, so the same numbers, as one :func:`simulate` per agent).
+
+    A ``callback`` (a tracker, :mod:`jaxbandits.tracking`) receives each agent's statistics
+    as :func:`simulate` sends them, agent after agent, with ``run_info["name"]`` the agent's
+    name (the tracking adapters log each name as a run of its own); it is closed once, at the
+    end.
     """
     check_agents(agents)
-    if kwargs.get("callback") is not None:
-        raise TypeError("compare: callback is for one agent; call simulate per agent with a "
-                        "tracker each")
+    callback = kwargs.pop("callback", None)
     results = {}
-    with compiling_ahead() as pool:
-        for label, agent in agents.items():
-            configs = Configs([env], [agent], [label])
-            try:
-                options = run_options(configs, key, horizon, num_runs, **kwargs)
-            except Exception:  # noqa: BLE001 - raised again, in order, by its own call below
-                break
-            compile_ahead(configs.with_presets(), options, pool)
-        for label, agent in agents.items():
-            results[label] = simulate(env, agent, key, horizon, num_runs, name=label,
-                                      checkpoint_dir=under(checkpoint_dir, label),
-                                      save_to=under(save_to, label), **kwargs)
+    try:
+        reporters = {label: _reporter(callback, {label: {"name": label}}) for label in agents}
+        with compiling_ahead() as pool:
+            for label, agent in agents.items():
+                configs = Configs([env], [agent], [label])
+                try:
+                    options = run_options(configs, key, horizon, num_runs, **kwargs)
+                except Exception:  # noqa: BLE001 - raised again, in order, by its own call below
+                    break
+                compile_ahead(configs.with_presets(), options, pool)
+            for label, agent in agents.items():
+                results[label] = simulate(env, agent, key, horizon, num_runs, name=label,
+                                          checkpoint_dir=under(checkpoint_dir, label),
+                                          save_to=under(save_to, label),
+                                          callback=reporters[label], **kwargs)
+    finally:  # the tracker is flushed and ended once, also when a run fails
+        _close(callback)
     return results
 
 
@@ -199,6 +207,7 @@ def sweep(
     run_info: Mapping[str, Any] | None = None,
     feedback_delay: int | tuple[int, int] = 0,
     update_every: int = 1,
+    callback: Any = None,
 ) -> dict[str, Result]:
     """Runs ``agent`` over the Cartesian product of ``grid`` with one compiled program.
 
@@ -209,8 +218,14 @@ def sweep(
     over them compiles once. Static fields (``ensemble_size``, a distribution law, a network
     width) are allowed too: one program is compiled per distinct static value.
     Returns ``{"field=value,...": Result}`` in grid order; ``save_to`` is a folder. Takes the
-    keyword arguments of :func:`simulate` (``progress``, ``run_info``, ``feedback_delay``...),
-    not ``callback``.
+    keyword arguments of :func:`simulate` (``progress``, ``run_info``, ``feedback_delay``,
+    ``callback``...).
+
+    A ``callback`` (a tracker, :mod:`jaxbandits.tracking`) receives each grid point's running
+    statistics as :func:`simulate` sends them (live for the point's first blocks, the
+    statistics over all its runs at the end if they took several), with
+    ``run_info["name"]`` the point's label and ``run_info["grid"]`` its values
+    (``{"explore_scale": 0.1}``); the tracking adapters log each point as a run of its own.
 
     Example::
 
@@ -229,12 +244,19 @@ def sweep(
         labels.append(",".join(f"{n}={v}" for n, v in zip(names, point, strict=True)))
     if len(set(labels)) != len(labels):
         raise ValueError("sweep: the grid has repeated values")
-    results = _run(Configs(envs, agents, labels), key, horizon, num_runs,
-                   chunk_size=chunk_size, record=record, num_records=num_records,
-                   checkpoint_dir=checkpoint_dir, overwrite=overwrite, save_to=save_to,
-                   progress=progress, devices=devices, block_runs=block_runs,
-                   max_memory=max_memory, run_info=run_info, save_folder=True,
-                   feedback_delay=feedback_delay, update_every=update_every)
+    try:
+        reporter = _reporter(callback, {
+            label: {"name": label, "grid": dict(zip(names, point, strict=True))}
+            for label, point in zip(labels, points, strict=True)})
+        results = _run(Configs(envs, agents, labels), key, horizon, num_runs,
+                       chunk_size=chunk_size, record=record, num_records=num_records,
+                       checkpoint_dir=checkpoint_dir, overwrite=overwrite, save_to=save_to,
+                       progress=progress, devices=devices, block_runs=block_runs,
+                       max_memory=max_memory, run_info=run_info, save_folder=True,
+                       feedback_delay=feedback_delay, update_every=update_every,
+                       callback=reporter)
+    finally:  # the tracker is flushed and ended, also when the run fails
+        _close(callback)
     return dict(zip(labels, results, strict=True))
 
 
@@ -254,3 +276,33 @@ def _run(configs: Configs, key, horizon, num_runs, **options: Any) -> list[Resul
     """Checks the options once (one frozen :class:`RunOptions`) and plays ``configs``."""
     options = run_options(configs, key, horizon, num_runs, **options)
     return play(configs.with_presets(), options)
+
+
+class _Reporter:
+    """What the engine calls between chunks, ``reporter(label, stats, run_info)``: forwards to
+    the caller's tracker ``callback(stats, run_info)``, with the configuration's entries
+    (``names[label]``: ``"name"``, a sweep's ``"grid"``) added to ``run_info`` when given."""
+
+    def __init__(self, callback: Any, names: Mapping[str, Mapping[str, Any]] | None = None):
+        self.callback, self.names = callback, names
+
+    def __call__(self, label: str, stats: Mapping[str, float], run_info: dict[str, Any]) -> None:
+        if self.names is not None:
+            run_info = {**run_info, **self.names[label]}
+        self.callback(stats, run_info)
+
+
+def _reporter(callback: Any, names: Mapping[str, Mapping[str, Any]] | None = None
+              ) -> _Reporter | None:
+    """The engine's callback for the caller's ``callback`` (None: none)."""
+    if callback is None:
+        return None
+    if not callable(callback):
+        raise ValueError(f"callback must be callable (a tracker), got {callback!r}")
+    return _Reporter(callback, names)
+
+
+def _close(callback: Any) -> None:
+    """Closes the caller's tracker if it has a ``close`` (never a reporter of compare's)."""
+    if not isinstance(callback, _Reporter) and callable(getattr(callback, "close", None)):
+        callback.close()

@@ -106,13 +106,12 @@ def compile_ahead(configs: Configs, options: RunOptions,
         plan, group_options = _group_plan(group, options)
         inputs = _Inputs(group, group_options, plan)
         env_w, agent_w = inputs.params(plan.wave(0))
-        init = ahead(inputs.init_fn, "init", env_w, agent_w, inputs.key,
-                     inputs.run_ids(plan.wave(0)), executor=executor)
-        blocks = inputs.blocks
-        like = jax.tree.map(lambda s, b=blocks: jax.ShapeDtypeStruct(s.shape, s.dtype, sharding=b),
-                            init)
-        ahead(inputs.chunk_fn, "chunk", env_w, agent_w, like, inputs.zero, inputs.horizon,
-              inputs.steps, executor=executor)
+        instance = ahead(inputs.programs.instance, "instance", env_w, inputs.key,
+                         inputs.run_ids(plan.wave(0)), executor=executor)
+        init = ahead(inputs.programs.agent_init, "init", env_w, agent_w,
+                     inputs.on_blocks(instance), executor=executor)
+        ahead(inputs.programs.chunk, "chunk", env_w, agent_w, inputs.on_blocks(init),
+              inputs.zero, inputs.horizon, inputs.steps, executor=executor)
 
 
 def _play_groups(configs: Configs, options: RunOptions, paths) -> list[Result]:
@@ -199,6 +198,13 @@ def _stacklevel() -> int:
     return level
 
 
+def _flagged_at_chunk_end(bad_state: np.ndarray, wave, block_runs: int) -> bool:
+    """Whether a real run of ``wave`` holds a state flag, which the runner's chunks set at
+    their last round (:func:`~jaxbandits.runner.run.play_chunk`), not at the round."""
+    return any(np.any(bad_state[i * block_runs: i * block_runs + real, 0] >= 0)
+               for i, (_, _, real) in enumerate(wave))
+
+
 class _Inputs:
     """A group's programs and their inputs on the devices: the environment and agent leaves of
     a wave (``params``), its run ids, the key, horizon, recorded steps and a zero round."""
@@ -207,8 +213,12 @@ class _Inputs:
         mesh = Mesh(np.asarray(options.devices), ("runs",))
         self.blocks = NamedSharding(mesh, PartitionSpec("runs"))
         replicated = NamedSharding(mesh, PartitionSpec())
-        self.init_fn, self.chunk_fn = block_programs(len(options.steps), options.chunk_size, mesh,
-                                                     options.timing)
+        self.programs = block_programs(len(options.steps), options.chunk_size, mesh,
+                                       options.timing)
+        # the same rounds, the state checked every round (played only to name the round of a
+        # divergence that a chunk's end check found)
+        self.exact_chunk_fn = block_programs(len(options.steps), options.chunk_size, mesh,
+                                             options.timing, check_state_each_round=True).chunk
         self._grid = (stack_grid(configs.envs), stack_grid(configs.agents))
         self._params: dict[tuple[int, ...], tuple[PyTree, PyTree]] = {}
         self._block_runs = plan.block_runs
@@ -216,6 +226,11 @@ class _Inputs:
         self.steps = put(np.asarray(options.steps), replicated)
         self.horizon = put(np.asarray(options.horizon, np.int32), replicated)
         self.zero = put(np.zeros((), np.int32), replicated)
+
+    def on_blocks(self, shapes: PyTree) -> PyTree:
+        """Output shapes as the inputs of the next program (split over the devices)."""
+        return jax.tree.map(
+            lambda s: jax.ShapeDtypeStruct(s.shape, s.dtype, sharding=self.blocks), shapes)
 
     def params(self, wave) -> tuple[PyTree, PyTree]:
         points = tuple(g for g, _, _ in wave)
@@ -237,8 +252,7 @@ def _play(configs: Configs, options: RunOptions, plan: Plan, files: _Files) -> l
     chunk_size = options.chunk_size
     ckpt, restored, paths = files.ckpt, files.restored, files.paths
     inputs = _Inputs(configs, options, plan)
-    init_fn, chunk_fn, params, run_ids = (inputs.init_fn, inputs.chunk_fn, inputs.params,
-                                          inputs.run_ids)
+    programs, params, run_ids = inputs.programs, inputs.params, inputs.run_ids
     blocks, key, zero = inputs.blocks, inputs.key, inputs.zero
     horizon_arr, steps_arr = inputs.horizon, inputs.steps
     B, N, S, D = plan.block_runs, plan.num_runs, len(steps), plan.num_devices
@@ -254,21 +268,29 @@ def _play(configs: Configs, options: RunOptions, plan: Plan, files: _Files) -> l
                        **timing, **options.run_info})
     callback = options.callback
 
-    def track(carry, group, step) -> None:
-        """Sends the running statistics of the runs in flight to the callback."""
+    def track(carry, group, step, reporting) -> None:
+        """Sends the running statistics of the runs in flight of each grid point in
+        ``reporting`` to the callback, with the point's label."""
         cumulative = host(carry.cumulative)
-        real = np.concatenate([i * B + np.arange(n) for i, (_, _, n) in enumerate(group)])
-        callback(running_stats(step, cumulative[real, 0], cumulative[real, 1]),
-                 json.loads(info))
+        for g in reporting:
+            real = np.concatenate([i * B + np.arange(n) for i, (h, _, n) in enumerate(group)
+                                   if h == g])
+            callback(labels[g], running_stats(step, cumulative[real, 0], cumulative[real, 1]),
+                     json.loads(info))
     bar = Progress(options.progress, label, plan.num_points * N * horizon, plan.num_points * N)
     with bar:  # shows the compile phase, then the seed-steps played
-        init_c, compile_time = compile_program(init_fn, "init", env_w, agent_w, key,
-                                               run_ids(wave0), announce=bar.compiling)
-        like = init_c.out_info  # the carry's shapes, dtypes and shardings
-        chunk_c, chunk_compile = compile_program(chunk_fn, "chunk", env_w, agent_w, like,
+        instance_c, compile_time = compile_program(programs.instance, "instance", env_w, key,
+                                                   run_ids(wave0), announce=bar.compiling)
+        agent_c, agent_compile = compile_program(programs.agent_init, "init", env_w, agent_w,
+                                                 instance_c.out_info, announce=bar.compiling)
+        like = agent_c.out_info  # the carry's shapes, dtypes and shardings
+        chunk_c, chunk_compile = compile_program(programs.chunk, "chunk", env_w, agent_w, like,
                                                  zero, horizon_arr, steps_arr,
                                                  announce=bar.compiling)
-        compile_time += chunk_compile
+        compile_time += agent_compile + chunk_compile
+
+        def init_c(env_w, agent_w, key, ids):
+            return agent_c(env_w, agent_w, instance_c(env_w, key, ids))
         bar.compiled(compile_time)
 
         if restored is not None and jax.process_index() == 0:
@@ -293,6 +315,11 @@ def _play(configs: Configs, options: RunOptions, plan: Plan, files: _Files) -> l
             todo.append((block, min(D, plan.num_blocks - block), 0, None))
             block += todo[-1][1]
 
+        # each grid point reports live in the first group that plays its runs
+        points = [list(dict.fromkeys(g for g, _, n in plan.group(first, count) if n))
+                  for first, count, _, _ in todo]
+        live = [[g for g in p if not any(g in q for q in points[:i])]
+                for i, p in enumerate(points)]
         t0, played = time.perf_counter(), bool(todo)
         checkpointed = any_process(ckpt is not None)
         spec = envs[0].spec()
@@ -301,13 +328,28 @@ def _play(configs: Configs, options: RunOptions, plan: Plan, files: _Files) -> l
         def elapsed() -> float:
             return wall + time.perf_counter() - t0 if played else wall
 
-        def check(carry, group) -> None:
-            report.raise_if_bad(host(carry.bad_step), host(carry.bad_state), group)
+        def check(carry, group, played_to) -> None:
+            bad, bad_state = host(carry.bad_step), host(carry.bad_state)
+            if _flagged_at_chunk_end(bad_state, group, B):
+                bad, bad_state = locate(group, played_to)
+            report.raise_if_bad(bad, bad_state, group)
+
+        def locate(group, played_to) -> tuple[np.ndarray, np.ndarray]:
+            """The flags of ``group`` replayed from round 0 to ``played_to`` by the program
+            that checks every round (the same rounds: only the flags differ)."""
+            env_g, agent_g = params(group)
+            exact, _ = compile_program(inputs.exact_chunk_fn, "chunk", env_g, agent_g, like,
+                                       zero, horizon_arr, steps_arr)
+            carry = init_c(env_g, agent_g, key, run_ids(group))
+            for at in range(0, played_to, chunk_size):
+                carry = exact(env_g, agent_g, carry, jnp.asarray(at, jnp.int32), horizon_arr,
+                              steps_arr)
+            return host(carry.bad_step), host(carry.bad_state)
 
         def finish(first, count, group, carry) -> None:
             """Checks a group's last chunk and writes its records (and commits them, with the
             restored blocks still waiting at their round)."""
-            check(carry, group)
+            check(carry, group, horizon)
             records = host(carry.records)
             for i, (g, start, real) in enumerate(group):
                 if real:
@@ -348,14 +390,14 @@ def _play(configs: Configs, options: RunOptions, plan: Plan, files: _Files) -> l
                 carry = chunk_c(env_w, agent_w, carry, jnp.asarray(played_to, jnp.int32),
                                 horizon_arr, steps_arr)
                 played_to = min(played_to + chunk_size, horizon)
-                if callback is not None and index == 0:
-                    track(carry, group, played_to)
+                if callback is not None and live[index]:
+                    track(carry, group, played_to, live[index])
                 if pending is not None:
                     finish(*pending)
                     pending = None
                 if played_to >= horizon:
                     break
-                check(carry, group)
+                check(carry, group, played_to)
                 if checkpointed and not waits:
                     arrays = carry_arrays(carry, count * B)  # gathered by every process
                     if ckpt is not None:
@@ -376,8 +418,11 @@ def _play(configs: Configs, options: RunOptions, plan: Plan, files: _Files) -> l
                     run_info=json.loads(info))  # each result its own copy
         for g in range(len(labels))
     ]
-    if callback is not None and len(todo) != 1 and int(steps[-1]) == horizon:
-        # the live statistics covered the first blocks only: all runs' at the end
-        regret, reward = results[0].cumulative_regret, results[0].cumulative_reward
-        callback(running_stats(horizon, regret[:, -1], reward[:, -1]), json.loads(info))
+    if callback is not None and int(steps[-1]) == horizon:
+        for g, result in enumerate(results):
+            if sum(g in p for p in points) != 1:
+                # the live statistics covered the first blocks only: all runs' at the end
+                regret, reward = result.cumulative_regret, result.cumulative_reward
+                callback(labels[g], running_stats(horizon, regret[:, -1], reward[:, -1]),
+                         json.loads(info))
     return results

@@ -83,7 +83,9 @@ class RunOptions:
       run_info: the caller's entries for each result's ``run_info``.
       timing: when rewards reach the agents (delayed or batched feedback; the default:
         at once, every round).
-      callback: called between chunks with the running statistics (a tracker), or None.
+      callback: ``callback(label, stats, run_info)``, called between chunks with a
+        configuration's running statistics (the entry points wrap the caller's tracker), or
+        None.
     """
 
     key: jax.Array
@@ -142,6 +144,8 @@ def run_options(configs: Configs, key: jax.Array | int, horizon: int, num_runs: 
     warn_long_warmups(configs.envs, agents, configs.labels, horizon)
     steps = record_steps(o["record"], horizon, num_records)
     key = as_key(key)
+    for e in configs.envs:  # what only the call's key and sizes can tell (finite data)
+        e.check_call(key, horizon, num_runs)
     devices = check_devices(o["devices"])
     block_runs_default = block_runs is None
     block_runs = (default_block_runs(agents[0], devices[0].platform) if block_runs_default

@@ -14,7 +14,7 @@ import concurrent.futures
 import functools
 import threading
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -25,9 +25,8 @@ from jaxbandits.runner import run
 from jaxbandits.runner.checks import as_arrays
 
 __all__ = [
-    "block_programs", "clear_compiled", "compile_ahead", "compile_program", "forget_unfinished",
-    "stack_grid",
-    "trace_counts",
+    "Programs", "block_programs", "clear_compiled", "compile_ahead", "compile_program",
+    "forget_unfinished", "stack_grid", "trace_counts",
 ]
 
 PyTree = Any
@@ -41,25 +40,32 @@ def trace_counts() -> dict[str, int]:
 
 
 @functools.cache
-def block_programs(num_slots: int, length: int, mesh: Mesh, timing=None):
-    """Jitted ``init(env, agent, key, run_ids)`` and ``chunk(env, agent, carry, start, ...)``.
+def block_programs(num_slots: int, length: int, mesh: Mesh, timing=None,
+                   check_state_each_round: bool = False):
+    """The jitted :class:`Programs` of a block: the instances, the carries and a chunk of rounds.
 
     Inputs and outputs carry a leading axis of ``num_devices * block_runs`` runs (the carry and
     ``run_ids``) or ``num_devices`` blocks (the environment and agent leaves, one grid point per
     block), split over ``mesh``: each device sees exactly one block, whatever the number of
     runs, grid points or devices, so every run always meets the same compiled program.
     ``timing``: delayed or batched feedback (:class:`~jaxbandits.runner.delay.Timing`).
+    ``check_state_each_round``: see :func:`~jaxbandits.runner.run.play_chunk` (the runner plays
+    with False and replays with True to locate a flagged divergence).
     """
 
-    def init(env, agent, key, run_ids):
+    def instance(env, key, run_ids):
         _TRACES["init"] += 1
-        f = jax.vmap(functools.partial(run.init, num_slots=num_slots, timing=timing),
-                     (None, None, None, 0))
-        return f(_first(env), _first(agent), key, run_ids)
+        return jax.vmap(run.init_instance, (None, None, 0))(_first(env), key, run_ids)
+
+    def agent_init(env, agent, instance):
+        f = jax.vmap(functools.partial(run.init_agent, num_slots=num_slots, timing=timing),
+                     (None, None, 0))
+        return f(_first(env), _first(agent), instance)
 
     def chunk(env, agent, carry, start, horizon, steps):
         _TRACES["chunk"] += 1
-        f = jax.vmap(functools.partial(run.play_chunk, length=length, timing=timing),
+        f = jax.vmap(functools.partial(run.play_chunk, length=length, timing=timing,
+                                       check_state_each_round=check_state_each_round),
                      (None, None, 0, None, None, None))
         return f(_first(env), _first(agent), carry, start, horizon, steps)
 
@@ -68,13 +74,25 @@ def block_programs(num_slots: int, length: int, mesh: Mesh, timing=None):
     # partitioner would all-reduce that predicate across devices at every iteration).
     blocks, replicated = PartitionSpec("runs"), PartitionSpec()
     local = functools.partial(jax.shard_map, mesh=mesh, out_specs=blocks, check_vma=False)
-    init = local(init, in_specs=(blocks, blocks, replicated, blocks))
+    instance = local(instance, in_specs=(blocks, replicated, blocks))
+    agent_init = local(agent_init, in_specs=(blocks, blocks, blocks))
     chunk = local(chunk, in_specs=(blocks, blocks, blocks) + (replicated,) * 3)
     sharding = NamedSharding(mesh, blocks)
-    return (
-        jax.jit(init, out_shardings=sharding),
+    return Programs(
+        jax.jit(instance, out_shardings=sharding),
+        jax.jit(agent_init, out_shardings=sharding),
         jax.jit(chunk, out_shardings=sharding, donate_argnums=2),
     )
+
+
+class Programs(NamedTuple):
+    """A block's jitted programs: ``instance(env, key, run_ids)`` (the instances and keys, one
+    program for every agent of a comparison), ``agent_init(env, agent, instance)`` (the
+    carries) and ``chunk(env, agent, carry, start, horizon, steps)``."""
+
+    instance: Any
+    agent_init: Any
+    chunk: Any
 
 
 def _first(tree: PyTree) -> PyTree:

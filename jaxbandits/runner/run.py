@@ -32,6 +32,8 @@ __all__ = [
     "Carry",
     "RunKeys",
     "init",
+    "init_agent",
+    "init_instance",
     "num_columns",
     "play_chunk",
     "rollout",
@@ -104,12 +106,27 @@ def num_columns(spec) -> int:
 def init(env: Env, agent: Agent, key: jax.Array, run_id: jax.Array | int,
          num_slots: int = 1, timing: Timing | None = None) -> Carry:
     """The carry of run ``run_id`` before its first round, with ``num_slots`` recorded steps
-    (and, with delayed or batched feedback ``timing``, an empty pending ring)."""
+    (and, with delayed or batched feedback ``timing``, an empty pending ring):
+    :func:`init_agent` of :func:`init_instance`."""
+    return init_agent(env, agent, init_instance(env, key, run_id), num_slots, timing)
+
+
+def init_instance(env: Env, key: jax.Array, run_id: jax.Array | int
+                  ) -> tuple[PyTree, jax.Array, RunKeys]:
+    """``(env_state, agent_key, streams)`` of run ``run_id``: its instance and its keys, the
+    part of :func:`init` every agent of a comparison shares (the runner compiles it once)."""
     env_key, agent_key, keys = run_keys(key, jnp.asarray(run_id, jnp.uint32)
                                         if isinstance(run_id, int) else run_id)
+    return env.init(env_key), agent_key, keys
+
+
+def init_agent(env: Env, agent: Agent, instance: tuple[PyTree, jax.Array, RunKeys],
+               num_slots: int = 1, timing: Timing | None = None) -> Carry:
+    """The carry before the first round, given the run's :func:`init_instance`."""
+    env_state, agent_key, keys = instance
     dtype = float_dtype()
     columns = num_columns(env.spec())
-    env_state, agent_state = env.init(env_key), agent.init(agent_key, env.spec())
+    agent_state = agent.init(agent_key, env.spec())
     pending = None
     if timing is not None and not timing.immediate:
         def one_round(env, agent, env_state, agent_state, keys):
@@ -132,9 +149,15 @@ def init(env: Env, agent: Agent, key: jax.Array, run_id: jax.Array | int,
 
 
 def step(env: Env, agent: Agent, carry: Carry, t: jax.Array, steps: jax.Array,
-         timing: Timing | None = None) -> Carry:
+         timing: Timing | None = None, check_state_each_round: bool = True) -> Carry:
     """Plays round ``t`` (0-based) of one run and records it if ``t + 1`` is in ``steps``
     (``(S,)`` int32, increasing).
+
+    ``check_state_each_round``: flag a non-finite agent state in ``bad_state`` at the round it
+    happens. With False the state is checked by :func:`play_chunk` once, at the chunk's end
+    (one reduction per state leaf every round costs up to a quarter of a cheap agent's round).
+    Rewards, regrets and actions are checked every round either way. Never changes what is
+    played or recorded.
 
     With delayed or batched feedback (``timing``, the carry made by :func:`init` with it), the
     round's feedback joins the pending ring and the agent is updated with the feedback due
@@ -178,25 +201,35 @@ def step(env: Env, agent: Agent, carry: Carry, t: jax.Array, steps: jax.Array,
     bad = jnp.stack([~finite, ~_action_in_range(env.spec(), action)])
     bad_step = jnp.where((carry.bad_step < 0) & bad, t, carry.bad_step)
     bad_state = carry.bad_state
-    floats = [x for x in jax.tree.leaves(agent_state) if jnp.issubdtype(x.dtype, jnp.inexact)]
-    if floats:  # one reduction per leaf: which leaf first went NaN or inf, if any
-        leaf_ok = jnp.stack([jnp.all(jnp.isfinite(x)) for x in floats])
-        diverged = (bad_state[0] < 0) & ~jnp.all(leaf_ok)
-        bad_state = jnp.where(diverged, jnp.stack([t, jnp.argmin(leaf_ok).astype(jnp.int32)]),
-                              bad_state)
+    if check_state_each_round:
+        bad_state = _flag_state(agent_state, bad_state, t)
     num_slots = steps.shape[0]
     slot = jnp.minimum(jnp.searchsorted(steps, t + 1), num_slots - 1)
-    slot = jnp.where(steps[slot] == t + 1, slot, num_slots)
+    # ``t`` is shared by the runs of a vmap, so this stays a branch: rows are written at the
+    # recorded rounds only
+    records = jax.lax.cond(steps[slot] == t + 1, lambda r: r.at[slot].set(cumulative),
+                           lambda r: r, carry.records)
     return Carry(
         env_state=carry.env_state,
         agent_state=agent_state,
         keys=keys,
         cumulative=cumulative,
-        records=carry.records.at[slot].set(cumulative),
+        records=records,
         bad_step=bad_step,
         bad_state=bad_state,
         pending=pending,
     )
+
+
+def _flag_state(agent_state: PyTree, bad_state: jax.Array, t: jax.Array) -> jax.Array:
+    """``bad_state`` with ``[t, leaf]`` if none was flagged yet and a floating leaf of
+    ``agent_state`` holds a NaN or inf (``leaf``: the first such, among the floating leaves)."""
+    floats = [x for x in jax.tree.leaves(agent_state) if jnp.issubdtype(x.dtype, jnp.inexact)]
+    if not floats:
+        return bad_state
+    leaf_ok = jnp.stack([jnp.all(jnp.isfinite(x)) for x in floats])  # one reduction per leaf
+    diverged = (bad_state[0] < 0) & ~jnp.all(leaf_ok)
+    return jnp.where(diverged, jnp.stack([t, jnp.argmin(leaf_ok).astype(jnp.int32)]), bad_state)
 
 
 def _action_in_range(spec, action: jax.Array) -> jax.Array:
@@ -219,7 +252,8 @@ def round_fn(env: Env, agent: Agent, steps: jax.Array, timing: Timing | None = N
 
 
 def play_chunk(env: Env, agent: Agent, carry: Carry, start: jax.Array, horizon: jax.Array,
-               steps: jax.Array, length: int, timing: Timing | None = None) -> Carry:
+               steps: jax.Array, length: int, timing: Timing | None = None,
+               check_state_each_round: bool = True) -> Carry:
     """Plays rounds ``start, ..., start + length - 1`` of one run (those before ``horizon``):
     the loop the runner compiles once and drives chunk by chunk from Python.
 
@@ -227,14 +261,23 @@ def play_chunk(env: Env, agent: Agent, carry: Carry, start: jax.Array, horizon: 
     start)`` is not batched under ``vmap`` and a last, shorter chunk simply stops early. The loop
     body is the bare round (no ``cond`` around it), so XLA hoists what does not change between
     rounds, such as functions of a fixed arm set, out of the loop. (A loop of traced length:
-    not reverse-differentiable; :func:`rollout` is.)
+    not reverse-differentiable; :func:`rollout` is.) ``check_state_each_round=False``: the
+    state's divergence flag is set once, at the chunk's end, and holds the chunk's last round
+    (see :func:`step`); the runner plays so and, when the flag is set, replays the block with
+    ``True`` to name the round.
     """
 
     def body(offset: jax.Array, carry: Carry) -> Carry:
-        return step(env, agent, carry, start + offset, steps, timing)
+        return step(env, agent, carry, start + offset, steps, timing, check_state_each_round)
 
     stop = jnp.clip(horizon - start, 0, length).astype(jnp.int32)
-    return jax.lax.fori_loop(jnp.zeros((), jnp.int32), stop, body, carry)
+    carry = jax.lax.fori_loop(jnp.zeros((), jnp.int32), stop, body, carry)
+    if check_state_each_round:
+        return carry
+    # Once per chunk: a state that went non-finite and came back within the chunk is not seen.
+    # The flag holds the chunk's last round; the runner then replays with every round checked.
+    last = start + jnp.maximum(stop, 1) - 1
+    return carry.replace(bad_state=_flag_state(carry.agent_state, carry.bad_state, last))
 
 
 def rollout(round_fn: Callable[[PyTree, jax.Array], tuple[PyTree, PyTree]], carry: PyTree,
