@@ -26,10 +26,10 @@ tests::
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Sequence
 
 import jaxbandits as jb
-from benchmarks import figure_script as F
 from benchmarks import framework as C
 
 NAME = "dueling_scaling"
@@ -97,8 +97,8 @@ def baseline(name: str, env, horizon: int):
 
 
 def panel(c: Config, env, horizon: int, runs: int, agents: dict) -> C.Experiment:
-    options = F.options(horizon, runs, c.chunk_size, c.num_records,
-                               include=(horizon // 2,))
+    options = C.run_options(horizon, c.chunk_size, c.num_records, include=(horizon // 2,),
+                            block_runs=runs)
     return C.Experiment(env, agents, horizon, runs, options=options)
 
 
@@ -131,32 +131,16 @@ def experiments(c: Config) -> dict[str, C.Experiment]:
     return out
 
 
-def claims(panels, c: Config) -> list[C.Claim]:
-    def outperform(key):
-        def check(p):
-            res = p[key]
-            ours = [k for k in res if k.startswith("NVLDB")]
-            out = [(f"{a} vs {b}", *F.below(F.final_values(res[a]), F.final_values(res[b])))
-                   for a in ours for b in res if b not in ours]
-            return F.all_of(v for _, v, _ in out), "; ".join(f"{n}: {e}" for n, _, e in out)
-        return check
-
-    def sublinear(key):
-        def check(p):
-            out = {k: F.sublinear(r) for k, r in p[key].items() if k.startswith("NVLDB")}
-            return F.all_of(v for v, _ in out.values()), "; ".join(
-                f"{k}: {e}" for k, (_, e) in out.items())
-        return check
-
+def claims(panels, c: Config) -> list[tuple[str, bool | None, str]]:
     out = []
-    for key in panels:
-        fig = key.split(":")[0]
-        source = f"Oh et al. 2026, {fig}"
-        if any(not k.startswith("NVLDB") for k in panels[key]):
-            out.append(C.Claim(f"[{fig}] every NVLDB variant ends below every baseline on "
-                               f"{key.split(': ')[1]}", source, outperform(key)))
-        out.append(C.Claim(f"[{fig}] every NVLDB variant's R(t)/t decreases over the second half "
-                           f"on {key.split(': ')[1]}", source, sublinear(key)))
+    for key, res in panels.items():
+        (fig, where), ours = key.split(": "), [k for k in res if k.startswith("NVLDB")]
+        if len(ours) < len(res):
+            out.append((f"[{fig}] every NVLDB variant ends below every baseline on {where}",
+                        *C.every({f"{b} vs {a}": C.worse_than(res[b], res[a], tol=math.inf)
+                                  for a in ours for b in res if b not in ours})))
+        out.append((f"[{fig}] every NVLDB variant's R(t)/t decreases over the second half on "
+                    f"{where}", *C.every({k: C.sublinear(res[k]) for k in ours})))
     return out
 
 
@@ -175,13 +159,19 @@ def tables(panels, c: Config) -> list[C.Table]:
     return [table]
 
 
+def body(r: C.Run) -> C.Page:
+    c = r.config
+    panels = C.run_experiments(r, experiments(c))
+    return C.Page(C.draw_panels(panels), tables(panels, c), claims(panels, c), (
+        f"{', '.join(c.tasks)}; Figs. E.2-E.4: T = {c.horizon}, {c.num_runs} runs, width "
+        f"{c.width} (E.2: {c.wide}), rules {', '.join(c.rules)}, baselines "
+        f"{', '.join(c.baselines)}; d = {c.big_dim} and m in {c.ts_widths}: T = "
+        f"{c.long_horizon}, {c.long_runs} runs, lr {c.long_lr:g}."),
+        {"panels": panels, "config": c})
+
+
 def main(argv: Sequence[str] | None = None) -> C.Report:
-    """Runs the panels at ``--scale`` and writes the PNG and the report."""
-    return F.main(NAME, TITLE, __doc__, SCALES, argv, experiments, claims, lambda c: (
-        f"Synthetic dueling tasks ({', '.join(c.tasks)}), BTL; Figs. E.2-E.4: T = {c.horizon}, "
-        f"{c.num_runs} runs, NVLDB width {c.width} (E.2: {c.wide}), lr 1e-2; d = {c.big_dim} "
-        f"and the TS rules at m in {c.ts_widths}: T = {c.long_horizon}, {c.long_runs} runs, lr "
-        f"{c.long_lr:g}. Oh et al. 2026, App. E."), tables=tables)
+    return C.script(NAME, TITLE, SCALES, argv, body, doc=__doc__)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,6 @@ import dataclasses
 from collections.abc import Sequence
 
 import jaxbandits as jb
-from benchmarks import figure_script as F
 from benchmarks import framework as C
 
 NAME = "ensemble_pp_fig6"
@@ -56,7 +55,7 @@ SCALES = {
 def experiments(c: Config) -> dict[str, C.Experiment]:
     env = jb.make_env("russo", dim=c.dim, num_arms=c.num_arms)
     reg, noise = float(env.noise_std) ** 2 / float(env.prior_var), float(env.noise_std)
-    options = F.options(c.horizon, c.num_runs, c.chunk_size, c.num_records)
+    options = C.run_options(c.horizon, c.chunk_size, c.num_records, block_runs=c.num_runs)
     es = {f"ES M={m}": jb.make_agent("ensemble-sampling", ensemble_size=m, reg=reg,
                                      noise_std=noise) for m in c.sizes}
     ts = jb.make_agent("lin-ts", reg=reg, noise_std=noise)
@@ -67,35 +66,24 @@ def experiments(c: Config) -> dict[str, C.Experiment]:
 def gaps(panels, c: Config) -> dict[int, tuple[float, float]]:
     """``{M: (mean, 95% half-width)}`` of the run-by-run gap R_T(ES) - R_T(TS)."""
     (results,) = panels.values()
-    ts = F.final_values(results[TS])
-    return {m: C.paired_gap(F.final_values(results[f"ES M={m}"]), ts) for m in c.sizes}
+    ts = C.final_regret(results[TS])
+    return {m: C.paired_gap(C.final_regret(results[f"ES M={m}"]), ts) for m in c.sizes}
 
 
-def claims(panels, c: Config) -> list[C.Claim]:
-    limit = c.tolerance * c.horizon
-
-    def text(g):
-        return ", ".join(f"M={m}: {a:+.1f} ± {h:.1f}" for m, (a, h) in g.items())
-
-    def moderate(p):
-        g = gaps(p, c)
-        near = [m for m, (a, _) in g.items() if m <= c.moderate and a <= limit]
-        return bool(near), f"M with gap <= {limit:g}: {near or 'none'}; gaps {text(g)}"
-
-    def small(p):
-        m = min(c.sizes)
-        a, h = gaps(p, c)[m]
-        return (True if a - h > limit else False if a <= limit else None), (
-            f"M={m}: gap {a:+.1f} ± {h:.1f}, tolerance {limit:g}")
-
-    return [C.Claim(f"[Fig. 6] ES matches TS (gap <= {c.tolerance:g} T) at a moderate "
-                    f"M <= {c.moderate}", "Li et al. 2024, App. A, Fig. 6", moderate),
-            C.Claim(f"[Fig. 6] the smallest M = {min(c.sizes)} is clearly above TS "
-                    f"(gap > {c.tolerance:g} T)", "Li et al. 2024, App. A, Fig. 6", small)]
+def claims(panels, c: Config) -> list[tuple[str, bool | None, str]]:
+    limit, g = c.tolerance * c.horizon, gaps(panels, c)
+    text = ", ".join(f"M={m}: {a:+.1f} ± {h:.1f}" for m, (a, h) in g.items())
+    near = [m for m, (a, _) in g.items() if m <= c.moderate and a <= limit]
+    a, h = g[min(c.sizes)]
+    return [(f"[Fig. 6] ES matches TS (gap <= {c.tolerance:g} T) at a moderate M <= {c.moderate}",
+             bool(near), f"M with gap <= {limit:g}: {near or 'none'}; gaps {text}"),
+            (f"[Fig. 6] the smallest M = {min(c.sizes)} is clearly above TS (gap > "
+             f"{c.tolerance:g} T)", True if a - h > limit else False if a <= limit else None,
+             f"M={min(c.sizes)}: gap {a:+.1f} ± {h:.1f}, tolerance {limit:g}")]
 
 
 def tables(panels, c: Config) -> list[C.Table]:
-    table = F.final_table(f"Final regret at T = {c.horizon} (mean ± 95% CI)", panels,
+    table = C.final_table(f"Final regret at T = {c.horizon} (mean ± 95% CI)", panels,
                           note=f"{c.num_runs} runs, common random numbers.")
     gap = C.Table("Gap to TS, run by run (mean ± 95% CI)", ["M", "R_T(ES) - R_T(TS)"],
                   note=f"Matching: mean gap <= {c.tolerance:g} T = {c.tolerance * c.horizon:g}.")
@@ -104,12 +92,16 @@ def tables(panels, c: Config) -> list[C.Table]:
     return [table, gap]
 
 
+def body(r: C.Run) -> C.Page:
+    c = r.config
+    panels = C.run_experiments(r, experiments(c))
+    return C.Page(C.draw_panels(panels), tables(panels, c), claims(panels, c),
+                  f"d = {c.dim}, K = {c.num_arms}, T = {c.horizon}, {c.num_runs} runs.",
+                  {"panels": panels, "config": c})
+
+
 def main(argv: Sequence[str] | None = None) -> C.Report:
-    """Runs Figure 6 at ``--scale`` and writes the PNG and the report."""
-    return F.main(NAME, TITLE, __doc__, SCALES, argv, experiments, claims, lambda c: (
-        f"`russo`: d = {c.dim}, K = {c.num_arms}, T = {c.horizon}, {c.num_runs} runs, prior "
-        "N(0, 10 I), noise N(0, 1); ES = Lu & Van Roy's ensemble sampling, TS exact. "
-        "Li et al. 2024, App. A, Fig. 6."), tables=tables)
+    return C.script(NAME, TITLE, SCALES, argv, body, doc=__doc__)
 
 
 if __name__ == "__main__":

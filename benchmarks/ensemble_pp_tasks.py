@@ -27,10 +27,10 @@ Scales: ``small`` (T = 1,000, 4 runs, EpiNet left out; about 20 min on a 2-core 
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Sequence
 
 import jaxbandits as jb
-from benchmarks import figure_script as F
 from benchmarks import framework as C
 
 NAME = "ensemble_pp_tasks"
@@ -94,7 +94,7 @@ def environment(task: str, c: Config):
                            **dict(c.env_overrides)), task
     if task == "shuttle":
         return jb.make_env(name), task
-    env, note = F.user_data(lambda: jb.make_env(name, path=c.data_path), standin, "Mushroom")
+    env, note = C.user_data(lambda: jb.make_env(name, path=c.data_path), standin, "Mushroom")
     return env, task + (" (stand-in: breast_cancer)" if note else "")
 
 
@@ -111,7 +111,7 @@ def agent(label: str, task: str, env, c: Config):
 
 
 def experiments(c: Config) -> dict[str, C.Experiment]:
-    options = F.options(c.horizon, c.num_runs, c.chunk_size, c.num_records)
+    options = C.run_options(c.horizon, c.chunk_size, c.num_records, block_runs=c.num_runs)
     out = {}
     for task in c.tasks:
         env, title = environment(task, c)
@@ -120,25 +120,21 @@ def experiments(c: Config) -> dict[str, C.Experiment]:
     return out
 
 
-def claims(panels, c: Config) -> list[C.Claim]:
-    def lower(key, other):
-        def check(p):
-            return F.below(F.final_values(p[key]["ES++"]), F.final_values(p[key][other]))
-        return check
-
-    return [C.Claim(f"[Fig. 10(f)] Ensemble++ ends below {other} on {key}",
-                    "Li et al. 2024, App. F.2", lower(key, other))
-            for key in panels for other in ("LMC-TS", "Ensemble+", "EpiNet", "Greedy")
-            if other in panels[key] and "ES++" in panels[key]]
+def body(r: C.Run) -> C.Page:
+    c = r.config
+    panels = C.run_experiments(r, experiments(c))
+    claims = [(f"[Fig. 10(f)] {other} ends above Ensemble++ on {key}",
+               *C.worse_than(p[other], p["ES++"], tol=math.inf))
+              for key, p in panels.items() for other in ("LMC-TS", "Ensemble+", "EpiNet", "Greedy")
+              if other in p and "ES++" in p]
+    return C.Page(C.draw_panels(panels), [C.final_table(
+        "Final cumulative regret (mean ± 95% CI)", panels)], claims, (
+        f"T = {c.horizon}, {c.num_runs} runs; Ensemble++ M = {c.ensemble_size}, backbone "
+        f"{c.hidden}; agents {', '.join(c.agents)}."), {"panels": panels, "config": c})
 
 
 def main(argv: Sequence[str] | None = None) -> C.Report:
-    """Runs every task at ``--scale`` and writes the PNG and the report."""
-    return F.main(NAME, TITLE, __doc__, SCALES, argv, experiments, claims, lambda c: (
-        f"T = {c.horizon}, {c.num_runs} runs (common random numbers); Ensemble++ M = "
-        f"{c.ensemble_size}, backbone {c.hidden}, the authors' presets; LMC-TS with the official "
-        "configurations (quadratic for the Quadratic task, shuttle for the others). Li et al. "
-        "2024, App. F.2."))
+    return C.script(NAME, TITLE, SCALES, argv, body, doc=__doc__)
 
 
 if __name__ == "__main__":

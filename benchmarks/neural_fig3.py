@@ -17,12 +17,12 @@ T = 10^4, 10 instances; a GPU), ``tiny`` for the tests::
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Sequence
 
 import numpy as np
 
 import jaxbandits as jb
-from benchmarks import figure_script as F
 from benchmarks import framework as C
 from jaxbandits.agents import GOLDEN_GROWTH as GOLD
 from jaxbandits.agents import doubling_regret_factor
@@ -63,47 +63,34 @@ def experiments(c: Config) -> dict[str, C.Experiment]:
     env = jb.make_env("quadratic", dim=c.dim, num_arms=c.num_arms, noise_std=0.5)
     inner = jb.make_agent("neural-es", ensemble_size=20, perturb_std=0.1, reg=1.0,
                           width=c.width, depth=c.depth)
-    options = F.options(c.horizon, c.num_runs, c.chunk_size, c.num_records)
+    options = C.run_options(c.horizon, c.chunk_size, c.num_records, block_runs=c.num_runs)
     return {f"T_0 = {t0}": C.Experiment(
         env, {"Neural-ES-DT": jb.make_agent("neural-es-dt", agent=inner, first_epoch=t0)},
         c.horizon, c.num_runs, grid={"growth": c.growths}, options=options)
         for t0 in c.first_epochs}
 
 
-def finals(panels) -> dict[tuple[int, float], np.ndarray]:
-    """``{(T_0, b): (runs,) final regret}``."""
-    return {(int(t.split("= ")[1]), b): F.final_values(r)
-            for t, p in panels.items() for b, r in p["Neural-ES-DT"].items()}
+def finals(panels) -> dict[tuple[int, float], jb.Result]:
+    """``{(T_0, b): Result}``."""
+    return {(int(t.split("= ")[1]), b): r for t, p in panels.items()
+            for b, r in p["Neural-ES-DT"].items()}
 
 
-def claims(panels, c: Config) -> list[C.Claim]:
-    def minor(p):
-        means = {t0: v.mean() for (t0, b), v in finals(p).items() if b == GOLD}
-        spread = (max(means.values()) - min(means.values())) / np.mean(list(means.values()))
-        return bool(spread <= SPREAD), f"spread {100 * spread:.0f}%: " + ", ".join(
-            f"T_0={t}: {m:.1f}" for t, m in means.items())
-
-    def worse(b):
-        def check(p):
-            f = finals(p)
-            out = [F.below(f[t0, GOLD], f[t0, b]) for t0 in c.first_epochs]
-            return F.all_of(v for v, _ in out), "; ".join(
-                f"T_0={t0}: {e}" for t0, (_, e) in zip(c.first_epochs, out, strict=True))
-        return check
-
-    def theory(p):
-        best = {t0: min(c.growths, key=lambda b: doubling_regret_factor(t0, b))
-                for t0 in c.first_epochs}
-        return all(b == GOLD for b in best.values()), "argmin b: " + ", ".join(
-            f"T_0={t}: {b:.4g}" for t, b in best.items())
-
-    out = [C.Claim(f"[Fig. 3] T_0 has a minor effect at b = 2.618 (within {100 * SPREAD:.0f}%)",
-                   "Sun et al. 2025, App. F", minor)]
-    out += [C.Claim(f"[Fig. 3] b = {b:.4g} gives larger regret than b = 2.618 at every T_0",
-                    "Sun et al. 2025, App. F", worse(b)) for b in c.growths if b != GOLD]
-    out.append(C.Claim("Theory: l(1/2, 3/2, T_0, b) is smallest at b = 2.618 for every T_0 of "
-                       "the grid", "Sun et al. 2025, Lemma E.1", theory))
-    return out
+def claims(panels, c: Config) -> list[tuple[str, bool | None, str]]:
+    f = finals(panels)
+    means = {t0: C.mean_final(f[t0, GOLD]) for t0 in c.first_epochs}
+    spread = (max(means.values()) - min(means.values())) / np.mean(list(means.values()))
+    best = {t0: min(c.growths, key=lambda b: doubling_regret_factor(t0, b))
+            for t0 in c.first_epochs}
+    return [(f"[Fig. 3] T_0 has a minor effect at b = 2.618 (within {100 * SPREAD:.0f}%)",
+             bool(spread <= SPREAD), f"spread {100 * spread:.0f}%: " + ", ".join(
+                 f"T_0={t}: {m:.1f}" for t, m in means.items())),
+            *((f"[Fig. 3] b = {b:.4g} gives larger regret than b = 2.618 at every T_0",
+               *C.every({f"T_0={t0}": C.worse_than(f[t0, b], f[t0, GOLD], tol=math.inf)
+                         for t0 in c.first_epochs})) for b in c.growths if b != GOLD),
+            ("Theory: l(1/2, 3/2, T_0, b) is smallest at b = 2.618 for every T_0 of the grid",
+             all(b == GOLD for b in best.values()),
+             "argmin b: " + ", ".join(f"T_0={t}: {b:.4g}" for t, b in best.items()))]
 
 
 def tables(panels, c: Config) -> list[C.Table]:
@@ -112,7 +99,8 @@ def tables(panels, c: Config) -> list[C.Table]:
                     ["T_0", *(f"b = {b:.4g}" for b in c.growths)],
                     note="l(1/2, 3/2, T_0, b) of Lemma E.1 in brackets.")
     for t0 in c.first_epochs:
-        table.add(f"T_0 = {t0}", *(f"{C.fmt_ci(f[t0, b])} [{doubling_regret_factor(t0, b):.2f}]"
+        table.add(f"T_0 = {t0}", *(f"{C.fmt_ci(C.final_regret(f[t0, b]))} "
+                                   f"[{doubling_regret_factor(t0, b):.2f}]"
                                    for b in c.growths))
     return [table]
 
@@ -121,7 +109,8 @@ def draw(panels, c: Config):
     fig, axes = C.new_figure(1, 2)
     f = finals(panels)
     for t0 in c.first_epochs:
-        axes[0, 0].plot(c.growths, [f[t0, b].mean() for b in c.growths], "o-", label=f"T_0={t0}")
+        axes[0, 0].plot(c.growths, [C.mean_final(f[t0, b]) for b in c.growths], "o-",
+                        label=f"T_0={t0}")
     axes[0, 0].set(xlabel="growth b", ylabel=f"final regret at T = {c.horizon}",
                    title="(a) final regret against b")
     axes[0, 0].legend(fontsize=7)
@@ -131,12 +120,17 @@ def draw(panels, c: Config):
     return fig
 
 
+def body(r: C.Run) -> C.Page:
+    c = r.config
+    panels = C.run_experiments(r, experiments(c))
+    return C.Page(draw(panels, c), tables(panels, c), claims(panels, c), (
+        f"d = {c.dim}, K = {c.num_arms}, T = {c.horizon}, {c.num_runs} instances; N = "
+        f"{c.width}, L = {c.depth}; b in {c.growths}, T_0 in {c.first_epochs}."),
+        {"panels": panels, "config": c})
+
+
 def main(argv: Sequence[str] | None = None) -> C.Report:
-    """Runs Figure 3's quadratic half at ``--scale`` and writes the PNG and the report."""
-    return F.main(NAME, TITLE, __doc__, SCALES, argv, experiments, claims, lambda c: (
-        f"Quadratic bandit, d = {c.dim}, K = {c.num_arms}, T = {c.horizon}, {c.num_runs} "
-        f"instances (common random numbers); Neural-ES-DT with N = {c.width}, L = {c.depth}. "
-        "Sun et al. 2025, Fig. 3."), tables=tables, draw=draw)
+    return C.script(NAME, TITLE, SCALES, argv, body, doc=__doc__)
 
 
 if __name__ == "__main__":

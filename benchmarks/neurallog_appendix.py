@@ -28,10 +28,10 @@ the banknote / phoneme / mushroom stand-ins, five agents; about 20 min on a 2-co
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Sequence
 
 import jaxbandits as jb
-from benchmarks import figure_script as F
 from benchmarks import framework as C
 
 NAME = "neurallog_appendix"
@@ -109,7 +109,7 @@ def environments(c: Config) -> dict[str, object]:
                           pool_size=n) for t, (f, n) in synthetic.items()}
     for name in c.datasets:
         fig, sub = DATASETS[name]
-        env, note = F.user_data(
+        env, note = C.user_data(
             lambda name=name: jb.make_env("classification", dataset=name, path=c.data_path),
             sub and (lambda name=name: standin(name)), name)
         if env is not None:
@@ -118,81 +118,60 @@ def environments(c: Config) -> dict[str, object]:
 
 
 def experiments(c: Config) -> dict[str, C.Experiment]:
-    options = F.options(c.horizon, c.num_runs, c.chunk_size, c.num_records)
+    options = C.run_options(c.horizon, c.chunk_size, c.num_records, block_runs=c.num_runs)
     agents = {LABELS[n]: agent(n, c) for n in c.agents}
     return {t: C.Experiment(env, agents, c.horizon, c.num_runs, options=options)
             for t, env in environments(c).items()}
 
 
-def claims(panels, c: Config) -> list[C.Claim]:
-    def final(p, key):
-        return {k: F.final_values(r) for k, r in p[key].items()}
+def claims(panels, c: Config) -> list[tuple[str, bool | None, str]]:
+    def best(res):
+        low = min(res, key=lambda k: C.mean_final(res[k]))
+        if low == BEST:
+            return True, f"{BEST} lowest ({C.mean_final(res[BEST]):.1f})"
+        verdict, evidence = C.worse_than(res[BEST], res[low], tol=math.inf)
+        return (False if verdict else None), f"lowest {low}: {evidence}"
 
-    def best(key):
-        def check(p):
-            f = final(p, key)
-            low = min(f, key=lambda k: f[k].mean())
-            if low == BEST:
-                return True, f"{BEST} lowest ({f[BEST].mean():.1f})"
-            verdict, evidence = F.below(f[low], f[BEST])
-            return (False if verdict else None), f"lowest {low}: {evidence}"
-        return check
+    def competitive(res):
+        base = min((k for k in BASELINES if k in res), key=lambda k: C.mean_final(res[k]))
+        verdict, evidence = C.every({k: C.within(res[k], res[base]) for k in TS if k in res})
+        return verdict, f"best baseline {base}; {evidence}"
 
-    def linear_worse(key):
-        def check(p):
-            f = final(p, key)
-            out = [F.below(f[BEST], f[k]) for k in LINEAR if k in f]
-            return F.all_of(v for v, _ in out), "; ".join(e for _, e in out)
-        return check
-
-    def ts_competitive(key):
-        def check(p):
-            f = final(p, key)
-            base = min((k for k in BASELINES if k in f), key=lambda k: f[k].mean())
-            out = [(k, *F.within(f[k], f[base])) for k in TS if k in f]
-            return F.all_of(v for _, v, _ in out), f"best baseline {base}; " + "; ".join(
-                f"{k}: {e}" for k, _, e in out)
-        return check
-
-    def pools(function):
-        def check(p):
-            low = p[next(k for k in p if k.endswith(f"{function}, pool {min(c.pools)}"))]
-            high = p[next(k for k in p if k.endswith(f"{function}, pool {max(c.pools)}"))]
-            out = {k: F.below(F.final_values(low[k]), F.final_values(high[k])) for k in low}
-            return F.all_of(v for v, _ in out.values()), "; ".join(
-                f"{k}: {e}" for k, (_, e) in out.items())
-        return check
-
-    labels = {LABELS[n] for n in c.agents}
-    out = []
-    for key in panels:
+    labels, out = {LABELS[n] for n in c.agents}, []
+    for key, res in panels.items():
         fig, where = key.split(": ", 1)
-        source = f"Bae & Lee 2025, {fig}"
         if BEST in labels:
-            out.append(C.Claim(f"[{fig}] {BEST} has the lowest regret on {where} (another "
-                               "agent lower within noise: not decidable)", source, best(key)))
+            out.append((f"[{fig}] {BEST} has the lowest regret on {where} (another agent lower "
+                        "within noise: not decidable)", *best(res)))
             if labels & set(LINEAR):
-                out.append(C.Claim(f"[{fig}] the linear baselines end above {BEST} on {where}",
-                                   source, linear_worse(key)))
+                out.append((f"[{fig}] the linear baselines end above {BEST} on {where}",
+                            *C.every({k: C.worse_than(res[k], res[BEST], tol=math.inf)
+                                      for k in LINEAR if k in res})))
         if labels & set(TS) and labels & set(BASELINES):
-            out.append(C.Claim(f"[{fig}] the TS variants are competitive with the best of "
-                               f"(1)-(3) (within 10%) on {where}", source, ts_competitive(key)))
+            out.append((f"[{fig}] the TS variants are competitive with the best of (1)-(3) "
+                        f"(within 10%) on {where}", *competitive(res)))
     for f in c.pool_functions if len(c.pools) > 1 else ():
-        fig = "Fig. 3" if f in ("h1", "h2", "h3") else "Fig. 6"
-        out.append(C.Claim(f"[{fig}] every agent's regret is lower with pool {min(c.pools)} "
-                           f"than with pool {max(c.pools)} on {f} (low vs high d~; our check)",
-                           "Bae & Lee 2025, App. A: redundant vectors reduce d~", pools(f)))
+        low, high = (panels[next(k for k in panels if k.endswith(f"{f}, pool {n}"))]
+                     for n in (min(c.pools), max(c.pools)))
+        out.append((f"[Fig. {3 if f in ('h1', 'h2', 'h3') else 6}] every agent's regret is lower "
+                    f"with pool {min(c.pools)} than with pool {max(c.pools)} on {f} (low vs high "
+                    "d~; our check)", *C.every({k: C.worse_than(high[k], low[k], tol=math.inf)
+                                                 for k in low})))
     return out
 
 
+def body(r: C.Run) -> C.Page:
+    c = r.config
+    panels = C.run_experiments(r, experiments(c))
+    return C.Page(C.draw_panels(panels), [C.final_table(
+        "Final cumulative regret (mean ± 95% CI)", panels)], claims(panels, c), (
+        f"d = {c.dim}, K = {c.num_arms}, T = {c.horizon}, {c.num_runs} runs, width m = "
+        f"{c.width}. A '(stand-in: X)' panel ran the bundled scikit-learn set X because the "
+        "paper's file was not found."), {"panels": panels, "config": c})
+
+
 def main(argv: Sequence[str] | None = None) -> C.Report:
-    """Runs the panels at ``--scale`` and writes the PNG and the report."""
-    return F.main(NAME, TITLE, __doc__, SCALES, argv, experiments, claims, lambda c: (
-        f"`neurallog-synthetic`: d = {c.dim}, K = {c.num_arms}, Unif(-1, 1) pools; data sets "
-        f"min-max to [-1, 1], pools of 2,500 rows; T = {c.horizon}, {c.num_runs} runs (common "
-        f"random numbers); width m = {c.width}, updates every 50 rounds (100 gd steps of 0.01), "
-        "S = 1, kappa = 10, default nu. A '(stand-in: X)' panel ran the bundled scikit-learn "
-        "set X because the paper's file was not found. Bae & Lee 2025, App. A and J."))
+    return C.script(NAME, TITLE, SCALES, argv, body, doc=__doc__)
 
 
 if __name__ == "__main__":

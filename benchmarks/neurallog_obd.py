@@ -20,12 +20,12 @@ CPU on the 2-core machine), ``paper`` (5 runs; a GPU), ``tiny`` for the tests::
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Sequence
 
 import numpy as np
 
 import jaxbandits as jb
-from benchmarks import figure_script as F
 from benchmarks import framework as C
 
 NAME = "neurallog_obd"
@@ -69,11 +69,11 @@ SCALES = {
 
 def experiments(c: Config) -> dict[str, C.Experiment]:
     """One experiment per sweep (``grid``: that sweep's field), all at the default row."""
-    env, _ = F.user_data(lambda: jb.make_env("obd-replay", campaign=c.campaign), None,
-                            "the OBD replay")
+    env, _ = C.user_data(lambda: jb.make_env("obd-replay", campaign=c.campaign), None,
+                         "the OBD replay")
     if env is None:
         return {}
-    options = F.options(c.horizon, c.num_runs, c.chunk_size, c.num_records)
+    options = C.run_options(c.horizon, c.chunk_size, c.num_records, block_runs=c.num_runs)
 
     def agent(name):
         width = {} if name in LINEAR else {"width": c.widths[0]}
@@ -89,6 +89,12 @@ def experiments(c: Config) -> dict[str, C.Experiment]:
             for s in SWEEPS}
 
 
+def ctr(result) -> np.ndarray:
+    """``(runs,)`` the final CTR: clicks over accepted events."""
+    return (np.asarray(result.cumulative_reward[:, -1], np.float64)
+            / np.maximum(np.asarray(result.accepted[:, -1], np.float64), 1.0))
+
+
 def rows(panels, c: Config) -> dict[tuple[str, float], dict[str, object]]:
     """Table 2's rows: ``{(sweep, value): {label: Result}}`` (the m rows of the linear agents
     are their default run)."""
@@ -97,44 +103,39 @@ def rows(panels, c: Config) -> dict[tuple[str, float], dict[str, object]]:
         for label, by_value in by_label.items():
             for value, result in by_value.items():
                 out.setdefault((sweep, value), {})[label] = result
-    default = {k: r for k, r in out.get(("kappa", c.kappas[0]), {}).items()}
+    default = out.get(("kappa", c.kappas[0]), {})
     for w in c.widths if "m" in panels else ():
         out[("m", w)] = {k: out[("m", w)].get(k, default[k]) for k in default}
     return out
 
 
-def claims(panels, c: Config) -> list[C.Claim]:
-    def ts_top(p):
-        tops, failed = 0, []
-        for by_label in rows(p, c).values():
-            ctr = {k: F.final_values(r, "ctr") for k, r in by_label.items()}
-            best_ts = max((k for k in ctr if "TS" in k), key=lambda k: ctr[k].mean())
-            best = max((k for k in ctr if "TS" not in k), key=lambda k: ctr[k].mean())
-            if ctr[best_ts].mean() >= ctr[best].mean():
-                tops += 1
-            else:
-                failed.append(F.below(ctr[best_ts], ctr[best])[0])
-        verdict = True if not failed else (False if any(failed) else None)
-        return verdict, f"a TS agent highest in {tops} of {tops + len(failed)} rows; " \
-                        f"significantly below another agent in {sum(map(bool, failed))}"
-
-    def kappa_free(p):
-        by_kappa = p["kappa"]
-        same = [k for k in KAPPA_FREE if k in by_kappa and all(
-            np.array_equal(r.cumulative_reward, by_kappa[k][c.kappas[0]].cumulative_reward)
-            and np.array_equal(r.accepted, by_kappa[k][c.kappas[0]].accepted)
-            for r in by_kappa[k].values())]
-        present = [k for k in KAPPA_FREE if k in by_kappa]
-        return same == present, f"bit-identical across kappa: {same} of {present}"
-
-    out = []
-    if panels and any("TS" in k for k in panels["kappa"]):
-        out.append(C.Claim("[Table 2] a NeuralLog-TS agent has the highest CTR in every row",
-                           "Bae & Lee 2025, App. J.1, Table 2", ts_top))
-    if panels:
-        out.append(C.Claim("[Table 2] NL-UCB-2, NL-TS-2 and ada-OFU-ECOLog do not depend on "
-                           "kappa", "Bae & Lee 2025, Table 2 (constant rows)", kappa_free))
-    return out
+def claims(panels, c: Config) -> list[tuple[str, bool | None, str]]:
+    if not panels:
+        return []
+    by_kappa = panels["kappa"]
+    present = [k for k in KAPPA_FREE if k in by_kappa]
+    same = [k for k in present if all(
+        np.array_equal(r.cumulative_reward, by_kappa[k][c.kappas[0]].cumulative_reward)
+        and np.array_equal(r.accepted, by_kappa[k][c.kappas[0]].accepted)
+        for r in by_kappa[k].values())]
+    out = [("[Table 2] NL-UCB-2, NL-TS-2 and ada-OFU-ECOLog do not depend on kappa",
+            same == present, f"bit-identical across kappa: {same} of {present}")]
+    if not any("TS" in k for k in by_kappa):
+        return out
+    tops, failed = 0, []
+    for by_label in rows(panels, c).values():
+        means = {k: ctr(r).mean() for k, r in by_label.items()}
+        ts = max((k for k in means if "TS" in k), key=means.get)
+        other = max((k for k in means if "TS" not in k), key=means.get)
+        if means[ts] >= means[other]:
+            tops += 1
+        else:  # the other agent's CTR significantly above the best TS agent's
+            a, b = ctr(by_label[other]), ctr(by_label[ts])
+            failed.append(C.ordering(a.mean(), b.mean(), C.paired_gap(a, b), math.inf)[0])
+    return [("[Table 2] a NeuralLog-TS agent has the highest CTR in every row",
+             True if not failed else (False if any(failed) else None),
+             f"a TS agent highest in {tops} of {tops + len(failed)} rows; significantly below "
+             f"another agent in {sum(map(bool, failed))}"), *out]
 
 
 def tables(panels, c: Config) -> list[C.Table]:
@@ -145,7 +146,7 @@ def tables(panels, c: Config) -> list[C.Table]:
                          "accepted. The paper's CTRs are .0013-.0052.")
     for (sweep, value), by_label in rows(panels, c).items():
         accepted = np.mean([float(np.mean(r.accepted[:, -1])) for r in by_label.values()])
-        table.add(f"{sweep} = {value:g}", *(f"{F.final_values(by_label[k], 'ctr').mean():.4f}"
+        table.add(f"{sweep} = {value:g}", *(f"{ctr(by_label[k]).mean():.4f}"
                                            for k in labels), f"{accepted:.0f}")
     return [table]
 
@@ -169,12 +170,17 @@ def draw(panels, c: Config):
     return fig
 
 
+def body(r: C.Run) -> C.Page:
+    c = r.config
+    panels = C.run_experiments(r, experiments(c))
+    return C.Page(draw(panels, c), tables(panels, c), claims(panels, c), (
+        f"OBD random/{c.campaign}, {c.horizon} logged events x {c.num_runs} runs; defaults m = "
+        f"{c.widths[0]}, kappa = {c.kappas[0]:g}, S = {c.bounds[0]:g}."),
+        {"panels": panels, "config": c})
+
+
 def main(argv: Sequence[str] | None = None) -> C.Report:
-    """Runs the three sweeps at ``--scale`` and writes the PNG and the report."""
-    return F.main(NAME, TITLE, __doc__, SCALES, argv, experiments, claims, lambda c: (
-        f"OBD random/{c.campaign}, K = 5 candidates, {c.horizon} logged events x {c.num_runs} "
-        f"runs; defaults m = {c.widths[0]}, kappa = {c.kappas[0]:g}, S = {c.bounds[0]:g}. "
-        "Bae & Lee 2025, App. J.1."), tables=tables, draw=draw)
+    return C.script(NAME, TITLE, SCALES, argv, body, doc=__doc__)
 
 
 if __name__ == "__main__":
