@@ -41,14 +41,15 @@ SWEEPS = {"m": ("Fig. 7", "width"), "kappa": ("Fig. 8", "kappa"), "S": ("Fig. 9"
 
 @dataclasses.dataclass(frozen=True)
 class Config:
-    """Logged events replayed, runs, agents (registry names), the three sweeps (their first
-    values are the shared default row), the campaign, the agents' buffer (only accepted rounds
-    enter it, about a fifth of the events: 2,500 keeps all of 10,000 events) and runner
-    options."""
+    """Logged events replayed, runs, agents (registry names), the sweeps run (of
+    :data:`SWEEPS`) and their values (the first ones are the shared default row), the campaign,
+    the agents' buffer (only accepted rounds enter it, about a fifth of the events: 2,500 keeps
+    all of 10,000 events) and runner options."""
 
     horizon: int
     num_runs: int
     agents: tuple[str, ...] = tuple(LABELS)
+    sweeps: tuple[str, ...] = tuple(SWEEPS)
     widths: tuple[int, ...] = (20, 50, 100)
     kappas: tuple[float, ...] = (50.0, 100.0, 200.0)
     bounds: tuple[float, ...] = (1.0, 10.0, 100.0)
@@ -86,7 +87,7 @@ def experiments(c: Config) -> dict[str, C.Experiment]:
     return {s: C.Experiment(env, {k: a for k, a in agents.items() if s != "m" or k not in linear},
                             c.horizon, c.num_runs, grid={SWEEPS[s][1]: grids[s]},
                             options=options)
-            for s in SWEEPS}
+            for s in c.sweeps}
 
 
 def ctr(result) -> np.ndarray:
@@ -110,7 +111,7 @@ def rows(panels, c: Config) -> dict[tuple[str, float], dict[str, object]]:
 
 
 def claims(panels, c: Config) -> list[tuple[str, bool | None, str]]:
-    if not panels:
+    if "kappa" not in panels:
         return []
     by_kappa = panels["kappa"]
     present = [k for k in KAPPA_FREE if k in by_kappa]

@@ -155,6 +155,5 @@ def test_neurallog_obd_tiny(tmp_path):
     if not (Path(os.environ["JAXBANDITS_DATA"].split(os.pathsep)[0]) / "obd").is_dir():
         pytest.skip("the OBD samples are not in $JAXBANDITS_DATA")
     _, _, report = run_tiny(neurallog_obd, tmp_path, "--set", 'agents=["neurallog-ucb-2"]',
-                            "--set", "widths=[8]", "--set", "bounds=[1.0]",
-                            expected={"do not depend on kappa": True})
+                            "--set", 'sweeps=["kappa"]', expected={"do not depend on kappa": True})
     assert "['NL-UCB-2'] of ['NL-UCB-2']" in report.claims[0].evidence
