@@ -745,10 +745,9 @@ def run_options(horizon: int, chunk_size: int, num_records: int, include: Iterab
                 progress: bool | None = None, block_runs: int | None = None) -> dict[str, Any]:
     """Keyword arguments for ``jb.simulate`` / ``compare`` / ``sweep`` with shape-stable programs:
     the chunk length and the recorded steps' count fixed, so calls that differ only in the
-    horizon reuse one program (chunking never changes the numbers). ``$BENCH_BLOCK_RUNS``, else
-    ``block_runs`` (a script's run count: one block, the numbers independent of a device's
-    default), sets ``block_runs`` (an accelerator's default block can be far larger than a
-    paper's runs)."""
+    horizon reuse one program (chunking never changes the numbers). ``$BENCH_BLOCK_RUNS`` sets
+    ``block_runs`` (an accelerator's default block can be far larger than a paper's runs), else
+    ``block_runs`` does (a script's run count: one block, numbers independent of the device)."""
     options = {"chunk_size": min(chunk_size, horizon),
                "record": record_steps(horizon, num_records, include).tolist(),
                "progress": progress}
