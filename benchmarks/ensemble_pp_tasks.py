@@ -18,8 +18,9 @@ and on Mushroom:
   whole horizon in its buffer) and uniform random.
 
 Claims: Ensemble++ ends below LMC-TS, Ensemble+ and Greedy on every task. Common random numbers.
-Scales: ``small`` (T = 1,000, 4 runs, EpiNet left out; about 20 min on a 2-core CPU), ``paper``
-(T = 10^4, 10 runs, EpiNet too; a GPU), ``tiny`` for the tests::
+Scales: ``small`` (T = 1,000, 4 runs, EpiNet left out; 3,289 s on the shared 2-core machine,
+about 2,300 s of it LMC-TS), ``paper`` (T = 10^4, 10 runs, EpiNet too; a GPU), ``tiny`` for the
+tests::
 
     python -m benchmarks.reproduce ensemble_pp_tasks --scale small --set data_path=~/data
 """
