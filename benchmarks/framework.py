@@ -15,7 +15,9 @@ Config}``) and ``main(argv) -> Report``, which is one call of :func:`script`::
 ``--cache``...), applies the scale's configuration, prints and writes the markdown report beside
 the figure (``results/reproduce/<name>/``) and returns the :class:`Report` the tests read. A
 claim is ``(claim, verdict, evidence)``: True (reproduced), False (not reproduced) or None (not
-decidable at this scale), with the numbers.
+decidable at this scale), with the numbers. A figure script whose runs are ``{panel title:
+Experiment}`` plays them with :func:`run_experiments` (its default table and plot:
+:func:`final_table`, :func:`draw_panels`).
 
 **Compile time.** On a 2-core CPU one small ``jb.simulate`` compiles for 5-10 s, so the number of
 distinct static configurations sets a reproduction's run time. The horizon is an argument of
@@ -466,6 +468,43 @@ def _is_key(key: Any) -> bool:
                                                                   jax.dtypes.prng_key)
 
 
+def run_experiments(run: Run, experiments: Mapping[str, Experiment]) -> dict[str, Any]:
+    """``{title: Runner.run(experiment)}`` through one :class:`Runner` (the run's key,
+    ``--cache``, progress and log): a figure script's panels."""
+    runner = Runner(run.key, cache=run.args.cache, progress=run.progress, log=run.log)
+    return {title: runner.run(dataclasses.replace(e, options={**e.options,
+                                                              "progress": run.progress}))
+            for title, e in experiments.items()}
+
+
+def final_table(title: str, panels: Mapping[str, Mapping[str, Result]], note: str = "") -> Table:
+    """One row per label, one column per panel of :func:`run_experiments`: the final regret
+    (mean ± 95% CI; "—" where a panel lacks the label)."""
+    labels = dict.fromkeys(label for results in panels.values() for label in results)
+    table = Table(title, ["agent", *panels], note=note)
+    for label in labels:
+        table.add(label, *(fmt_ci(final_regret(results[label])) if label in results else "—"
+                           for results in panels.values()))
+    return table
+
+
+def user_data(make: Callable[[], Any], standin: Callable[[], Any] | None, what: str,
+              log: Callable[[str], None] = print) -> tuple[Any, str]:
+    """``(env, note)``: ``make()``, an environment reading a data set the papers use that cannot be
+    shipped (``path=``, ``$JAXBANDITS_DATA`` or the per-user data folder), or where its file is
+    absent ``(standin(), note)`` with a note saying so that names the file and where to put it
+    (``(None, note)`` without a stand-in); "" when the file was read."""
+    from jaxbandits.envs import DataNotFoundError
+
+    try:
+        return make(), ""
+    except DataNotFoundError as error:
+        note = str(error).strip().splitlines()[0].rstrip(".") + "; " + (
+            f"a bundled stand-in runs in place of {what}" if standin else f"{what} is skipped")
+        log(note)
+        return (standin() if standin else None), note
+
+
 # ------------------------------------------------------------------------------------------------
 # Panels: an environment and entries, each one agent run once or swept over one numeric field in
 # one compiled program (the values tuned, or each its own curve).
@@ -673,6 +712,17 @@ def not_run(ax, title: str, text: str = "not run at this scale") -> None:
     ax.set_axis_off()
 
 
+def draw_panels(panels: Mapping[str, Mapping[str, Result]], ncols: int = 3):
+    """One axes per panel of :func:`run_experiments`: mean cumulative regret with 95% bands."""
+    ncols = min(ncols, max(len(panels), 1))
+    fig, axes = new_figure(-(-max(len(panels), 1) // ncols), ncols)
+    for ax, (title, results) in zip(axes.flat, panels.items(), strict=False):
+        draw_curves(ax, results, {}, title)
+    for ax in list(axes.flat)[len(panels):]:
+        ax.set_visible(False)
+    return fig
+
+
 # ------------------------------------------------------------------------------------------------
 # Runner options.
 
@@ -701,16 +751,19 @@ def record_steps(horizon: int, num: int, include: Iterable[int] = ()) -> np.ndar
 
 
 def run_options(horizon: int, chunk_size: int, num_records: int, include: Iterable[int] = (),
-                progress: bool | None = None) -> dict[str, Any]:
+                progress: bool | None = None, block_runs: int | None = None) -> dict[str, Any]:
     """Keyword arguments for ``jb.simulate`` / ``compare`` / ``sweep`` with shape-stable programs:
     the chunk length and the recorded steps' count fixed, so calls that differ only in the
     horizon reuse one program (chunking never changes the numbers). ``$BENCH_BLOCK_RUNS`` sets
-    ``block_runs`` (an accelerator's default block can be far larger than a paper's runs)."""
+    ``block_runs`` (an accelerator's default block can be far larger than a paper's runs), else
+    ``block_runs`` does (a script's run count: one block, numbers independent of the device)."""
     options = {"chunk_size": min(chunk_size, horizon),
                "record": record_steps(horizon, num_records, include).tolist(),
                "progress": progress}
     if os.environ.get("BENCH_BLOCK_RUNS"):  # e.g. one block of a paper's 200 runs on a GPU
         options["block_runs"] = int(os.environ["BENCH_BLOCK_RUNS"])
+    elif block_runs:
+        options["block_runs"] = block_runs
     return options
 
 
@@ -784,6 +837,17 @@ def verdict_at_most(values: np.ndarray, limit: float) -> bool | None:
     return False if mean - half > limit else None
 
 
+def sublinear(result: Result) -> tuple[bool | None, str]:
+    """"R(t)/t decreases over the second half": :func:`verdict_at_most` of the per-run change
+    of R(t)/t from the recorded step nearest T/2 to T, against 0; with the evidence."""
+    steps = np.asarray(result.steps)
+    i = int(np.argmin(np.abs(steps - result.horizon / 2)))
+    average = np.asarray(result.cumulative_regret, np.float64) / steps
+    return verdict_at_most(average[:, -1] - average[:, i], 0.0), (
+        f"R(t)/t {average[:, i].mean():.3g} at t = {steps[i]}, "
+        f"{average[:, -1].mean():.3g} at t = {steps[-1]}")
+
+
 def lower(a: np.ndarray, b: np.ndarray) -> bool | None:
     """"``a`` is lower than ``b``" (paired): True on the mean, False when the 95% interval of
     ``a - b`` lies above 0, else None."""
@@ -810,6 +874,13 @@ def sd_text(values: np.ndarray) -> str:
     """The sample standard deviation of ``values`` (0 for one value), one decimal."""
     values = np.asarray(values)
     return f"{values.std(ddof=1) if values.size > 1 else 0.0:.1f}"
+
+
+def every(checks: Mapping[str, tuple[bool | None, str]]) -> tuple[bool | None, str]:
+    """``{name: (verdict, evidence)}`` as one claim: :func:`all_of` the verdicts, with every
+    ``name: evidence``."""
+    return (all_of([v for v, _ in checks.values()]),
+            "; ".join(f"{name}: {evidence}" for name, (_, evidence) in checks.items()))
 
 
 def ordering(a: float, b: float, gap: tuple[float, float] | None = None,
@@ -843,6 +914,18 @@ def not_worse(a: Result, b: Result, tol: float = NOT_WORSE_TOL) -> tuple[bool | 
     evidence = (f"{fa.mean():.1f} vs {fb.mean():.1f} ({100 * rel:+.0f}%), paired gap "
                 f"{gap:+.1f} ± {half:.1f}")
     if rel <= tol:
+        return True, evidence
+    return (False if gap - half > 0 else None), evidence
+
+
+def within(a: Result, b: Result, tol: float = NOT_WORSE_TOL) -> tuple[bool | None, str]:
+    """:func:`not_worse` with the stricter "clearly worse": True when ``mean(a) <= (1 + tol)
+    mean(b)``, False when the paired 95% CI of ``a - (1 + tol) b`` lies above 0, else None."""
+    fa, fb = final_regret(a), final_regret(b)
+    gap, half = paired_gap(fa, (1 + tol) * fb)
+    evidence = (f"{fa.mean():.4g} vs {fb.mean():.4g} (tolerance +{100 * tol:.0f}%), paired gap "
+                f"to the tolerance {gap:+.3g} ± {half:.3g}")
+    if gap <= 0:
         return True, evidence
     return (False if gap - half > 0 else None), evidence
 
