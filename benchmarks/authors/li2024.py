@@ -57,6 +57,19 @@ def report(out: dict, path: str | None) -> None:
             json.dump(out, f)
 
 
+def engine_finals(env, agents: dict, args) -> dict:
+    """``{label: [final regret per run]}`` of each agent on ``env`` (one block of all runs)."""
+    import jaxbandits as jb
+
+    out = {}
+    for label, agent in agents.items():
+        result = jb.simulate(env, agent, args.seed, args.horizon, args.runs,
+                             record=[args.horizon], block_runs=args.runs)
+        out[label] = np.asarray(result.cumulative_regret[:, -1], np.float64).tolist()
+        print(summary(label, out[label]), flush=True)
+    return out
+
+
 # -- (a) linear: Fig. 2(a) ------------------------------------------------------------------------
 
 def linear_authors(args) -> dict:
@@ -98,13 +111,7 @@ def linear_engine(args) -> dict:
             agents[f"Ensemble++ M={m} ({init} A_0)"] = jb.make_agent(
                 "ensemble-pp", ensemble_size=m, reg=reg, noise_std=noise, reference="gaussian",
                 perturbation="sphere", factor_init=init)
-    out = {}
-    for label, agent in agents.items():
-        result = jb.simulate(env, agent, args.seed, args.horizon, args.runs,
-                             record=[args.horizon], block_runs=args.runs)
-        out[label] = np.asarray(result.cumulative_regret[:, -1], np.float64).tolist()
-        print(summary(label, out[label]), flush=True)
-    return out
+    return engine_finals(env, agents, args)
 
 
 # -- (b) LMC-TS on vector-quadratic: App. F.2 -----------------------------------------------------
@@ -208,13 +215,7 @@ def lmcts_engine(args) -> dict:
             "Ensemble++": lambda: jb.make_agent("neural-ensemble-pp", preset="vector-quadratic",
                                                 backbone=jb.nets.MLPBackbone(hidden=(64, 64)))}
     agents = {label: made[label]() for label in args.methods}
-    out = {}
-    for label, agent in agents.items():
-        result = jb.simulate(env, agent, args.seed, args.horizon, args.runs,
-                             record=[args.horizon], block_runs=args.runs)
-        out[label] = np.asarray(result.cumulative_regret[:, -1], np.float64).tolist()
-        print(summary(label, out[label]), flush=True)
-    return out
+    return engine_finals(env, agents, args)
 
 
 # -- (c) Greedy and Ensemble+ on the authors' quadratic instance: Fig. 3 --------------------------
@@ -305,15 +306,10 @@ def greedy_engine(args) -> dict:
 
     env = jb.make_env("quadratic-pool", instance="authors", authors_rounds=args.horizon)
     names = {"Greedy": "neural-greedy", "Ensemble+": "ensemble-plus"}
-    out = {}
-    for label in args.methods:
-        agent = jb.make_agent(names[label], preset="quadratic",
-                              backbone=jb.nets.MLPBackbone(hidden=(64, 64)))
-        result = jb.simulate(env, agent, args.seed, args.horizon, args.runs,
-                             record=[args.horizon], block_runs=args.runs)
-        out[label] = np.asarray(result.cumulative_regret[:, -1], np.float64).tolist()
-        print(summary(label, out[label]), flush=True)
-    return out
+    agents = {label: jb.make_agent(names[label], preset="quadratic",
+                                   backbone=jb.nets.MLPBackbone(hidden=(64, 64)))
+              for label in args.methods}
+    return engine_finals(env, agents, args)
 
 
 DEFAULTS = {"linear": dict(dim=50, arms=10_000, horizon=1000, runs=100, seed=0),
