@@ -47,7 +47,8 @@ def reproductions() -> dict[str, tuple[str, str]]:
     found = dict(PAPERS)
     folder = Path(__file__).resolve().parent
     for info in pkgutil.iter_modules([str(folder)]):
-        if info.name in found or info.name.startswith("_") or info.name == "reproduce":
+        if (info.ispkg or info.name in found or info.name.startswith("_")
+                or info.name == "reproduce"):  # a package (authors/) is not a reproduction
             continue
         source = (folder / f"{info.name}.py").read_text()
         if "\nSCALES" in source and "\ndef main(" in source:
