@@ -75,6 +75,42 @@ def test_default_experiment_is_well_specified_and_tuned(monkeypatch, tmp_path, c
     printed = capsys.readouterr().out
     assert "well specified for linear" in printed and "tuned on this experiment" in printed
     assert seen["run_info"]["tuned"] == DEFAULT_EXPERIMENT["tuned"]
+    assert seen["block_runs"] == DEFAULT_EXPERIMENT["block_runs"] == 100  # 2 x 100 = 200 runs
+
+
+def test_block_runs_option(monkeypatch, tmp_path, capsys):
+    """--block-runs N reaches compare and sweep; without it the engine's default applies, also
+    to the built-in experiment at another run count; N < 1 is an error naming the option."""
+    assert "block_runs" not in _intercept(monkeypatch, tmp_path, ["run", "--runs", "50"])
+    assert "block_runs" not in _intercept(monkeypatch, tmp_path, ["run", "--agents", "lin-ts"])
+    assert _intercept(monkeypatch, tmp_path, ["run", "--block-runs", "16"])["block_runs"] == 16
+    seen = {}
+
+    def fake_sweep(env, agent, key, grid, horizon, num_runs, **kwargs):
+        seen.update(kwargs)
+        raise SystemExit(0)
+
+    monkeypatch.setattr(jb, "sweep", fake_sweep)
+    with pytest.raises(SystemExit):
+        main(["sweep", "--grid", "agent.reg=1,2", "--block-runs", "8"])
+    assert seen["block_runs"] == 8
+    assert main(["run", "--block-runs", "0", "--no-progress"]) == 2
+    assert "--block-runs must be a positive integer" in capsys.readouterr().err
+
+
+@pytest.mark.full
+def test_default_experiments_block_keeps_its_numbers():
+    """The built-in experiment plays its 200 runs in blocks of 100 instead of the CPU default
+    128 (no padded runs): its agents' runs are the same bits in either block size."""
+    env = jb.make_env(DEFAULT_EXPERIMENT["env"])
+    agents = {n: jb.make_agent(n, env=env, horizon=40, **DEFAULT_EXPERIMENT["tuned"].get(n, {}))
+              for n in DEFAULT_EXPERIMENT["agents"]}
+    runs = {b: jb.compare(env, agents, 0, 40, 3, block_runs=b, record="all") for b in (100, 128)}
+    for name in agents:
+        np.testing.assert_array_equal(runs[100][name].cumulative_regret,
+                                      runs[128][name].cumulative_regret)
+        np.testing.assert_array_equal(runs[100][name].cumulative_reward,
+                                      runs[128][name].cumulative_reward)
 
 
 def test_misspecified_keeps_the_bare_defaults(monkeypatch, tmp_path):

@@ -18,6 +18,8 @@ def run(args: argparse.Namespace) -> int:
     from jaxbandits.registry import AGENTS, default_agent_names
 
     default = args.env is None and args.agents is None
+    if default and args.runs is None and args.block_runs is None:
+        args.block_runs = DEFAULT_EXPERIMENT["block_runs"]
     exp = _Experiment(args, DEFAULT_ENV if args.env is None else args.env)
     if default:
         names = list(DEFAULT_EXPERIMENT["agents"])

@@ -129,6 +129,8 @@ class _Experiment:
                                    "progress": _progress(a), "record": _record(a.record,
                                                                                a.horizon),
                                    "run_info": self.run_info()}
+        if a.block_runs is not None:
+            options["block_runs"] = a.block_runs
         if not self.timing.immediate:
             options.update(self.timing_options())
         if a.checkpoint is not None:
@@ -225,6 +227,9 @@ def _check_options(args) -> None:
                          f"got {args.cpu_devices}")
     if args.chunk_size is not None and args.chunk_size < 1:
         raise ValueError(f"--chunk-size must be a positive integer, got {args.chunk_size}")
+    if args.block_runs is not None and args.block_runs < 1:
+        raise ValueError(f"--block-runs must be a positive integer (runs per compiled block), "
+                         f"got {args.block_runs}")
     args.feedback_delay = _feedback_delay(args.feedback_delay)
     if args.update_every < 1:
         raise ValueError(f"--update-every must be a positive integer (rounds per batch of "
