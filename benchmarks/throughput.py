@@ -342,6 +342,10 @@ def main(argv=None) -> int:
     print()
     T.print_table(header, body, args.markdown)
     print("\n" + "\n".join(sorted(lines, key=lambda line: not line.startswith("ratio"))))
+    grows = [e.label for e in args.agents if e.reference.grows_with_t]
+    if grows and not args.no_reference:
+        print(f"({', '.join(grows)}: the NumPy reference's per-step cost grows with t, so its "
+              f"rows compare both sides over the same {args.numpy_horizon} rounds)")
     if args.flat is not None:
         print()
         print_flat(args, np_runs)
