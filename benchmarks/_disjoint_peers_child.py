@@ -1,8 +1,8 @@
-"""The peer side of ``disjoint_peers`` and ``small_experiments`` (NumPy and the peer only, in
-its Python): ``python _disjoint_peers_child.py INSTANCES.npz {mabwiser|obp} OUT.json [BUDGET]``
-plays each run of ``shared`` (R, T, d) online on ``rewards`` (R, T, K), regret against ``means``
-(R, T, K), and writes ``{"final_regret": {algorithm: [per run]}, "seconds": {algorithm: s},
-"import": s}``; with ``BUDGET`` seconds, an algorithm stops after the run that exceeds it.
+"""The peer side of ``disjoint_peers`` (NumPy and the peer only, in the peer's Python).
+
+``python _disjoint_peers_child.py INSTANCES.npz {mabwiser|obp} OUT.json [BUDGET]`` plays each run
+online and writes ``{"final_regret": {algorithm: [per run]}, "seconds": {...}, "import": s}``;
+with ``BUDGET`` seconds an algorithm stops after the run that exceeds it.
 """
 
 from __future__ import annotations

@@ -1,6 +1,4 @@
-"""Seed-steps/s of one agent over ``block_runs``, the runs a compiled program plays at once.
-
-On a CPU the default block already fills the cores; a GPU needs far wider blocks::
+"""Seed-steps/s of one agent over ``block_runs``, the runs a compiled program plays at once::
 
     python -m benchmarks.block_runs --agent lin-ts --runs 10000 --blocks 128,1024,8192,10000
     python -m benchmarks.block_runs --agent neural-ucb --env quadratic --runs 1000 --horizon 10

@@ -1,14 +1,9 @@
 """The disjoint (per-arm) linear model against MABWiser and OBP, on the same instances.
 
-R runs of the disjoint linear bandit (unit theta*_a and x_t, rewards ``x_t^T theta*_a +
-N(0, 0.5^2)``) drawn once with NumPy: the engine plays them through ``jb.envs.ArrayEnv``, each
-peer (LinUCB, LinTS, epsilon-greedy with the same hyperparameters) the same arrays in its own
-Python (``_disjoint_peers_child.py``). Then the engine's rate of each disjoint agent on
-``disjoint-linear`` against its shared-theta counterpart on ``linear``::
+The engine (``jb.envs.ArrayEnv``) and each peer in its own Python (``_disjoint_peers_child.py``)
+play the same NumPy-drawn runs; then the engine's rate of each disjoint agent against its
+shared-theta counterpart on ``linear``. docs/benchmarks.md has the figures and commands::
 
-    python -m benchmarks.disjoint_peers --mabwiser-python ~/venvs/mabwiser/bin/python \\
-        --obp-python ~/venvs/obp/bin/python              # OBP 0.5.7 needs Python 3.10
-    python -m benchmarks.disjoint_peers --rate-only      # the rates against `linear` only
     python -m benchmarks.disjoint_peers --quick          # a smoke test, engine only
 """
 
@@ -59,22 +54,32 @@ def run_engine(shared, means, rewards, hp: dict, seed: int) -> dict[str, np.ndar
     return {name: np.asarray(r.cumulative_regret)[:, -1] for name, r in results.items()}
 
 
-def start_peer(python: str, library: str, instances: Path, folder: Path, budget: float = 0):
-    out = folder / f"{library}.json"
-    process = subprocess.Popen([python, str(CHILD), str(instances), library, str(out)]
-                               + ([str(budget)] if budget else []),
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    return process, out
-
-
-def finish_peer(library: str, process, out: Path) -> dict | None:
-    """What the peer wrote (its final regrets as arrays), or None when it failed (said)."""
-    _, err = process.communicate()
-    if process.returncode != 0:
-        print(f"{library}: failed ({err.strip().splitlines()[-1] if err.strip() else '?'})")
-        return None
-    data = json.loads(out.read_text())
-    return {**data, "final_regret": {k: np.asarray(v) for k, v in data["final_regret"].items()}}
+def play_peers(pythons: dict, instances: tuple, algorithms, hp: dict, budget: float = 0,
+               meanwhile=None) -> dict:
+    """``{library: what its child wrote}`` (final regrets as arrays) for each ``{library:
+    python}`` playing ``instances`` (``draw_instances``) in parallel, ``meanwhile()`` called
+    while they run; a peer that failed is said and left out."""
+    done = {}
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "instances.npz"
+        np.savez(path, **dict(zip(("shared", "means", "rewards"), instances, strict=True)),
+                 algorithms=np.array(algorithms), **hp)
+        running = {lib: subprocess.Popen(
+            [py, str(CHILD), str(path), lib, str(Path(folder) / f"{lib}.json")]
+            + ([str(budget)] if budget else []),
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for lib, py in pythons.items() if py}
+        if meanwhile is not None:
+            meanwhile()
+        for lib, process in running.items():
+            err = process.communicate()[1].strip()
+            if process.returncode != 0:
+                print(f"{lib}: failed ({err.splitlines()[-1] if err else '?'})")
+                continue
+            data = json.loads((Path(folder) / f"{lib}.json").read_text())
+            done[lib] = {**data, "final_regret": {k: np.asarray(v) for k, v in
+                                                  data["final_regret"].items()}}
+    return done
 
 
 def mean_se(values: np.ndarray) -> str:
@@ -171,21 +176,15 @@ def compare_regret(args, hp: dict) -> None:
           f"{args.runs} runs, noise {args.noise}; alpha = {args.alpha}, v = {args.v}, "
           f"epsilon = {args.epsilon}, lambda = {args.reg}")
     finals = {}
-    with tempfile.TemporaryDirectory() as folder:
-        folder = Path(folder)
-        instances = folder / "instances.npz"
-        np.savez(instances, shared=shared, means=means, rewards=rewards,
-                 algorithms=np.array(ALGORITHMS), **hp)
-        peers = {lib: start_peer(py, lib, instances, folder)
-                 for lib, py in (("mabwiser", args.mabwiser_python), ("obp", args.obp_python))
-                 if py}
+
+    def engine():
         start = time.perf_counter()
         finals["engine"] = run_engine(shared, means, rewards, hp, args.seed)
         print(f"engine: {time.perf_counter() - start:.1f} s (compiles included)")
-        for lib, (process, out) in peers.items():
-            got = finish_peer(lib, process, out)
-            if got is not None:
-                finals[lib] = got["final_regret"]
+
+    peers = play_peers({"mabwiser": args.mabwiser_python, "obp": args.obp_python},
+                       (shared, means, rewards), ALGORITHMS, hp, meanwhile=engine)
+    finals.update({lib: data["final_regret"] for lib, data in peers.items()})
     names = {"engine": "engine", "mabwiser": "MABWiser", "obp": "OBP"}
     columns = [lib for lib in ("engine", "mabwiser", "obp") if lib in finals]
     print(f"\nmean final regret ± standard error ({args.runs} runs, the same instances)\n")

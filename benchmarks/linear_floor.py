@@ -1,10 +1,8 @@
-"""What a lin-ts / lin-ucb round costs on one CPU core, piece by piece, against the budget that
-the CPU targets of ``benchmarks/throughput.py`` leave it (``cores * 1e9 / (ratio * yardstick)``
-ns a seed-step): each piece written with the library's functions, vmapped over a block of runs
-in a ``lax.scan`` as the runner plays them; their sums are a floor under a round::
+"""A lin-ts / lin-ucb round on one CPU core, piece by piece (the library's functions vmapped
+over a block of runs in a ``lax.scan``), against the budget the CPU targets of ``throughput``
+leave it, ``cores * 1e9 / (ratio * yardstick)`` ns a seed-step::
 
     python -m benchmarks.linear_floor                  # d = 20, K = 50, 1,000 runs
-    python -m benchmarks.linear_floor --quick          # a smoke test
 """
 
 from __future__ import annotations
@@ -13,9 +11,10 @@ import functools
 import os
 import sys
 
+from benchmarks.throughput import BATCHED_TARGET, LOOP_TARGET, time_batched
 from benchmarks.timing import best_seconds, cli, print_table, time_jax
 
-TARGETS = {"loop": 100.0, "batched": 10.0}  # x the per-seed loop, x batched NumPy
+TARGETS = {"loop": LOOP_TARGET, "batched": BATCHED_TARGET}  # x the per-seed loop, batched NumPy
 
 
 def piece_costs(dim: int, num_arms: int, runs: int, horizon: int, repeats: int) -> dict:
@@ -73,41 +72,30 @@ def piece_costs(dim: int, num_arms: int, runs: int, horizon: int, repeats: int) 
             / (runs * horizon) for k, (body, carry) in cases.items()}
 
 
-def agent_cost(name: str, runs: int, horizon: int, repeats: int) -> float:
-    """ns per seed-step of ``jb.simulate`` of ``name`` on ``linear`` (one device; best of
-    ``repeats`` calls after the compiling one, ``benchmarks.timing.time_jax``)."""
-    import jaxbandits as jb
-
-    env, agent = jb.make_env("linear"), jb.make_agent(name)
-    rate = time_jax(env, agent, horizon, runs, repeats=repeats, min_time=0.0, chunk_size=None,
-                    seed=0)["rate"]
-    return 1e9 / rate
-
-
-def numpy_rates(name: str, runs: int, horizon: int, min_time: float) -> dict:
-    """seed-steps/s of the per-seed NumPy loop (the best of three seeds) and of batched NumPy at
-    ``runs`` (the best of two trials)."""
+def rates(name: str, runs: int, horizon: int, repeats: int, min_time: float) -> dict:
+    """ns per seed-step of the engine on ``linear`` (one device, best of ``repeats`` calls after
+    the compiling one) and seed-steps/s of the per-seed NumPy loop (best of three seeds) and of
+    batched NumPy at ``runs`` (best of two trials)."""
     import numpy as np
 
     import jaxbandits as jb
-    from benchmarks.throughput import time_batched
     from tests.references.numpy_linear import numpy_run
 
     env, agent = jb.make_env("linear"), jb.make_agent(name)
+    engine = time_jax(env, agent, horizon, runs, repeats=repeats, min_time=0.0, chunk_size=None,
+                      seed=0)["rate"]
     loop = max(horizon / numpy_run(env, agent, name, horizon, seed).seconds for seed in (1, 2, 3))
     batched = time_batched(env, agent, name, horizon=horizon, runs=runs, repeats=2,
                            min_time=min_time, seed=0, dtype=np.float32)["rate"]
-    return {"loop": loop, "batched": batched}
+    return {"engine": 1e9 / engine, "loop": loop, "batched": batched}
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = cli(__doc__, argv, runs=(1000, "runs of the engine and NumPy"),
+    args = cli(__doc__, argv, {"runs": 4, "block": 4, "horizon": 8, "repeats": 1},
+               runs=(1000, "runs of the engine and NumPy"),
                block=(int, None, "runs of the pieces' scans (default: the engine's CPU block)"),
                horizon=(500, "rounds of each timed scan"),
-               cores=(os.cpu_count(), "cores the targets' engine run uses"), repeats=3,
-               quick=(False, "tiny sizes: a smoke test"))
-    if args.quick:
-        args.runs, args.block, args.horizon, args.repeats = 4, 4, 8, 1
+               cores=(os.cpu_count(), "cores the targets' engine run uses"), repeats=3)
 
     import jax
 
@@ -126,14 +114,13 @@ def main(argv: list[str] | None = None) -> int:
     floor = {"lin-ts": pieces["sample"] + pieces["select"] + pieces["update"],
              "lin-ucb": pieces["select"] + pieces["update+widths"]}
     for name in ("lin-ts", "lin-ucb"):
-        engine = agent_cost(name, args.runs, 2 * args.horizon, args.repeats)
-        rates = numpy_rates(name, args.runs, 2 * args.horizon,
-                            min_time=0.001 if args.quick else 1.0)
-        print(f"{name}: engine {engine:.1f} ns per seed-step on one core (its pieces: "
-              f"{floor[name]:.1f}); NumPy loop {rates['loop']:,.0f} and batched NumPy "
-              f"{rates['batched']:,.0f} seed-steps/s")
+        measured = rates(name, args.runs, 2 * args.horizon, args.repeats,
+                         min_time=0.001 if args.quick else 1.0)
+        print(f"{name}: engine {measured['engine']:.1f} ns per seed-step on one core (its pieces: "
+              f"{floor[name]:.1f}); NumPy loop {measured['loop']:,.0f} and batched NumPy "
+              f"{measured['batched']:,.0f} seed-steps/s")
         for yardstick, ratio in TARGETS.items():
-            budget = args.cores * 1e9 / (ratio * rates[yardstick])
+            budget = args.cores * 1e9 / (ratio * measured[yardstick])
             verdict = "within" if floor[name] <= budget else "OVER"
             print(f"  {ratio:g}x {yardstick}: budget {budget:.1f} ns per seed-step per core; "
                   f"the pieces alone are {verdict} it ({floor[name] / budget:.2f}x)")

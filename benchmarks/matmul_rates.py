@@ -1,7 +1,5 @@
-"""GFLOP/s of the batched matrix products the neural agents' rounds are made of, on this machine.
-
-Each ``RUNSxROWSxWIDTH`` shape is ``(runs, rows, width) @ (runs, width, width)`` (a vmapped
-layer: the LMC-TS trunk, NVLDB's networks), beside a square 2048 product, the attainable peak::
+"""GFLOP/s of the neural rounds' batched products ``(runs, rows, width) @ (runs, width, width)``
+(a vmapped layer), beside a square 2048 product, the attainable peak::
 
     python -m benchmarks.matmul_rates --shapes 25x64x20,8x64x100
 """

@@ -1,10 +1,9 @@
-"""The standard Open Bandit Dataset check of off-policy evaluation, with OBP as the reference.
+"""The Open Bandit Dataset check of off-policy evaluation (Saito et al. 2020), OBP beside.
 
-Per campaign, the Bernoulli TS policy that logged ``bts/`` is evaluated from the uniform
-``random/`` logs with its action probabilities exact (``jb.ope.beta_thompson_probs``) and by
-Monte Carlo (``jb.ope.action_probs``), each estimator of ``jb.ope.evaluate`` beside its on-policy
-click rate (Saito et al. 2020); with ``--obp-python`` (Python 3.10, ``obp==0.5.7``) OBP's
-estimates and times on the same logs (``obd_ope_obp.py``)::
+Per campaign, the BTS policy of ``bts/`` evaluated from the ``random/`` logs (exact and Monte
+Carlo action probabilities) against its on-policy click rate; with ``--obp-python`` (Python
+3.10, ``obp==0.5.7``) OBP's estimates and times on the same logs
+(``tests/references/obp_ope.py``)::
 
     python -m benchmarks.obd_ope --obp-python /path/to/venv-obp/bin/python
 """
@@ -93,7 +92,7 @@ def run_obp(engine, args, obd: Path):
             arrays[f"probs_{c}"] = e["exact"].astype(np.float64)
             arrays[f"q_{c}"] = e["q"].astype(np.float64)
         np.savez(npz, **arrays)
-        script = Path(__file__).with_name("obd_ope_obp.py")
+        script = Path(__file__).resolve().parents[1] / "tests" / "references" / "obp_ope.py"
         cmd = [args.obp_python, str(script), "--benchmark", str(npz), str(out),
                "--data-path", str(obd), "--num-draws", str(args.num_draws)]
         done = subprocess.run(cmd, capture_output=True, text=True)

@@ -1,9 +1,6 @@
-"""Requests per second of an online policy (``jb.OnlinePolicy``) serving batches of requests.
+"""Requests per second of ``jb.OnlinePolicy`` serving batches of B requests (``act``,
+``update`` and one cycle of both), after ``--prefill`` logged rounds::
 
-Per agent and batch size B, after learning from ``--prefill`` logged rounds and compiling for
-that shape: requests per second of ``act``, of ``update`` and of one act + update cycle::
-
-    python -m benchmarks.online_policy          # lin-ts, neural-ucb; B = 1, 100, 10,000
     python -m benchmarks.online_policy --agents lin-ts,neural-ucb:update_every=100 --batches 1,100
 """
 

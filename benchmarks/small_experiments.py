@@ -1,14 +1,9 @@
 """Small experiments: seed-steps per second, compile included, at 1 to 1,000 runs.
 
-The time to a first result at 1-50 seeds: ``lin-ucb``, ``lin-ts``, ``ensemble-pp`` on ``linear``
-and the disjoint agents on ``disjoint-linear``, each run count in a fresh compile, beside
-MABWiser and OBP (their own Python) on the disjoint problem; then the wall time of the default
-``jaxbandits run`` on a cold and a warm cache::
+Each run count in a fresh compile, beside MABWiser and OBP on the disjoint problem, then the
+default ``jaxbandits run`` on a cold and a warm cache; docs/benchmarks.md has the figures::
 
     python -m benchmarks.small_experiments --quick
-    python -m benchmarks.small_experiments --block-runs default,1,8,32,128 --cli skip
-    python -m benchmarks.small_experiments --mabwiser-python ~/venvs/mab/bin/python \\
-        --obp-python ~/venvs/obp/bin/python --markdown
 """
 
 from __future__ import annotations
@@ -20,8 +15,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-
-import numpy as np
 
 from benchmarks import timing as T
 
@@ -64,38 +57,6 @@ def engine_rate(env, agent, horizon: int, num_runs: int, block_runs: int | None)
             "regret": result.final()[0]}
 
 
-def yardstick(python: str, lib: str, algos: list[str], dim: int, arms: int, horizon: int,
-              max_runs: int, budget: float) -> dict:
-    """``{algo: {"import", "per_run", "runs", "regret"} or why it did not run}``: ``lib``'s
-    LinUCB / LinTS in ``python`` on ``disjoint-linear`` instances (at most 100; the peer of
-    ``disjoint_peers``), each playing runs for ``budget`` seconds (at least one)."""
-    from benchmarks import disjoint_peers as peers
-
-    with tempfile.TemporaryDirectory() as tmp:
-        instances = Path(tmp) / "instances.npz"
-        shared, means, rewards = peers.draw_instances(min(max_runs, 100), horizon, dim, arms,
-                                                      0.5, 0)
-        np.savez(instances, shared=shared, means=means, rewards=rewards,
-                 algorithms=np.array(algos), alpha=1.0, v=1.0, epsilon=0.1, reg=1.0)
-        data = peers.finish_peer(lib, *peers.start_peer(python, lib, instances, Path(tmp),
-                                                        budget))
-    if data is None:
-        return {algo: f"{lib} did not run" for algo in algos}
-    return {algo: {"import": data["import"], "runs": len(final), "regret": float(final.mean()),
-                   "per_run": data["seconds"][algo] / len(final)}
-            for algo, final in data["final_regret"].items()}
-
-
-def _has_module(python: str, module: str) -> bool:
-    code = (f"import sys, types; sys.modules.setdefault('seaborn', types.ModuleType('seaborn'));"
-            f" import {module}")
-    try:
-        out = subprocess.run([python, "-c", code], capture_output=True, timeout=120)
-        return out.returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-
-
 def cli_wall(extra: list[str]) -> tuple[float, float, str]:
     """Seconds of ``jaxbandits run`` (``extra`` appended) in a fresh process on an empty cache
     folder, then again on that folder; and the last line it printed."""
@@ -116,11 +77,11 @@ def cli_wall(extra: list[str]) -> tuple[float, float, str]:
 
 
 def main(argv=None) -> int:
-    args = T.cli(__doc__, argv, quick=(False, "T = 200, runs 1,10,30, linear only, the CLI "
-                                       "timed with --horizon 1000 --runs 10"),
-                 runs=(T.int_list, None, "run counts (default 1,10,30,100,1000)"),
-                 horizon=(int, None, "T (default 1000)"), dim=10, num_arms=20,
-                 problems=(str, None, f"among {', '.join(PROBLEMS)} (default: those registered)"),
+    args = T.cli(__doc__, argv, quick_defaults={
+        "runs": [1, 10, 30], "horizon": 200, "problems": "linear", "cli": "quick"},
+                 runs=([1, 10, 30, 100, 1000], "run counts"), horizon=(1000, "T"),
+                 dim=10, num_arms=20,
+                 problems=(",".join(PROBLEMS), "problems, among those registered"),
                  agents=(str, None, "only these engine agents"),
                  block_runs=(_blocks, [None], "block sizes, 'default' for the engine's"),
                  cpu_devices=(int, None, T.CPU_DEVICES_HELP),
@@ -129,14 +90,10 @@ def main(argv=None) -> int:
                  yardstick_budget=(20.0, "seconds each yardstick plays runs for"),
                  warm_cache=(False, "time each experiment on a warm persistent cache (played "
                              "once untimed into a fresh cache folder first)"),
-                 cli=({"choices": ("default", "quick", "skip")}, None,
-                      "time the default `jaxbandits run` (default), a short one (quick) or not"),
+                 cli=({"choices": ("default", "quick", "skip")}, "default",
+                      "time the default `jaxbandits run`, a short one (quick: --horizon 1000 "
+                      "--runs 10) or not"),
                  markdown=False)
-    quick = args.quick
-    runs = args.runs or ([1, 10, 30] if quick else [1, 10, 30, 100, 1000])
-    horizon = args.horizon or (200 if quick else 1000)
-    cli = args.cli or ("quick" if quick else "default")
-
     import jaxbandits as jb
 
     jb.use_cpu_cores(args.cpu_devices)
@@ -147,13 +104,12 @@ def main(argv=None) -> int:
 
     from jaxbandits.registry import AGENTS, ENVS
 
-    wanted = (args.problems.split(",") if args.problems else
-              ["linear"] if quick else list(PROBLEMS))
+    horizon, runs = args.horizon, args.runs
     print(f"small experiments: d={args.dim}, K={args.num_arms}, T={horizon}, runs {runs} | "
           f"jax {jax.__version__}, {jax.device_count()} x {jax.devices()[0].device_kind}, "
           f"{os.cpu_count()} cores | {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
           flush=True)
-    for problem in wanted:
+    for problem in args.problems.split(","):
         if problem not in PROBLEMS:
             raise SystemExit(f"unknown problem {problem!r}: one of {', '.join(PROBLEMS)}")
         if problem not in ENVS:
@@ -162,11 +118,10 @@ def main(argv=None) -> int:
         env = jb.make_env(problem, dim=args.dim, num_arms=args.num_arms)
         names, algos = PROBLEMS[problem]
         only = args.agents.split(",") if args.agents else names
-        names = [n for n in names if n in AGENTS and n in only]
         print(f"\n{problem} (d={args.dim}, K={args.num_arms}, T={horizon}): seed-steps/s, "
               f"compile included ({'warm' if cache_dir else 'no'} persistent cache)", flush=True)
         rows = []
-        for name in names:
+        for name in [n for n in names if n in AGENTS and n in only]:
             agent = jb.make_agent(name)
             for n in runs:
                 for block in args.block_runs:
@@ -181,36 +136,37 @@ def main(argv=None) -> int:
         T.print_table(["agent", "runs", "block_runs", "compile s", "play s", "total s",
                        "seed-steps/s", "mean regret"], rows, args.markdown)
         if algos:
-            _yardsticks(args, algos, horizon, runs)
-
+            yardsticks(args, algos, horizon, runs)
     if cache_dir:
         shutil.rmtree(cache_dir, ignore_errors=True)
-    if cli != "skip":
-        extra = ["--horizon", "1000", "--runs", "10"] if cli == "quick" else []
+    if args.cli != "skip":
+        extra = ["--horizon", "1000", "--runs", "10"] if args.cli == "quick" else []
         cold, warm, line = cli_wall(extra)
         print(f"\n`jaxbandits run {' '.join(extra)}`: cold cache {cold:.1f} s, warm cache "
               f"{warm:.1f} s end to end ({line.strip()})")
     return 0
 
 
-def _yardsticks(args, algos: list[str], horizon: int, runs: list[int]) -> None:
-    libs = {"mabwiser": (args.mabwiser_python, "mabwiser"), "obp": (args.obp_python, "obp")}
+def yardsticks(args, algos: list[str], horizon: int, runs: list[int]) -> None:
+    """MABWiser's and OBP's ``algos`` (one library at a time, in its Python) on up to 100
+    ``disjoint-linear`` instances of ``disjoint_peers``, each playing runs for
+    ``--yardstick-budget`` seconds: a row per run count, import + runs x seconds per run."""
+    from benchmarks import disjoint_peers as peers
+
+    instances = peers.draw_instances(min(max(runs), 100), horizon, args.dim, args.num_arms,
+                                     0.5, 0)
+    hp = dict(alpha=1.0, v=1.0, epsilon=0.1, reg=1.0)
     rows = []
-    for lib, (python, module) in libs.items():
-        python = python or sys.executable
-        if not _has_module(python, module):
-            print(f"  {lib}: not installed for {python} (pass --{lib}-python), skipped")
-            continue
-        measured = yardstick(python, lib, algos, args.dim, args.num_arms, horizon, max(runs),
-                             args.yardstick_budget)
-        for algo, m in measured.items():
-            if isinstance(m, str):
-                print("  " + m)
-                continue
+    for lib in ("mabwiser", "obp"):
+        python = getattr(args, f"{lib}_python") or sys.executable
+        data = peers.play_peers({lib: python}, instances, algos, hp, args.yardstick_budget)
+        for algo, final in data.get(lib, {"final_regret": {}})["final_regret"].items():
+            per_run = data[lib]["seconds"][algo] / len(final)
             for n in runs:
-                total = m["import"] + n * m["per_run"]
-                rows.append([f"{lib} {algo}", str(n), f"{m['import']:.2f}", f"{total:.1f}",
-                             _rate(n * horizon / total), f"{m['regret']:.1f} ({m['runs']} runs)"])
+                total = data[lib]["import"] + n * per_run
+                rows.append([f"{lib} {algo}", str(n), f"{data[lib]['import']:.2f}",
+                             f"{total:.1f}", _rate(n * horizon / total),
+                             f"{final.mean():.1f} ({len(final)} runs)"])
     if rows:
         print("yardsticks (import + runs x the measured seconds per run):")
         T.print_table(["library", "runs", "import s", "total s", "seed-steps/s", "mean regret"],

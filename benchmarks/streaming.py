@@ -1,9 +1,7 @@
-"""Streaming over runs: peak memory and throughput of ``lin-ts`` from 10^4 to 10^7 runs.
+"""Streaming over runs: peak memory and throughput of ``lin-ts`` from 10^4 to 10^7 runs, each
+run count streamed (``save_to``) in a fresh process (its own peak RSS)::
 
-Each run count plays ``jb.simulate(..., save_to=...)`` in a fresh process (its own peak RSS)::
-
-    python -m benchmarks.streaming                      # 10^4, 10^5, 10^6, 10^7 runs
-    python -m benchmarks.streaming --runs 10000,100000  # quicker
+    python -m benchmarks.streaming --runs 10000,100000  # quicker than the default 10^4-10^7
 """
 
 from __future__ import annotations

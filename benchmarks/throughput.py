@@ -1,15 +1,10 @@
-"""Throughput of the engine against NumPy, looped and batched, in seed-steps per second.
+"""Throughput of the linear and GLM agents against NumPy, looped and batched, in seed-steps/s.
 
-Per agent and run count: ``jb.simulate``'s seed-steps/s (compile apart) beside the NumPy loop
-(one seed at a time, float64, as the papers' code runs) and batched NumPy (all runs as a leading
-axis, float32), whose regret is checked against the engine's (``tests/references/
-numpy_linear.py``); the roofline from :data:`FLOPS_PER_STEP` against ``--peak-gflops``; for
-``glm-es`` (its NumPy refit grows with t) the engine's rate over growing horizons. Targets,
-printed at 1,000 runs, never asserted: >= 100x the loop and >= 10x batched NumPy (>= 30x the
-loop without a batched reference). Neural agents go to ``throughput_neural``::
+Targets at 1,000 runs, printed, never asserted: >= 100x the NumPy loop and >= 10x batched NumPy
+(>= 30x the loop without a batched reference); neural agents go to ``throughput_neural``.
+docs/benchmarks.md explains the columns and has the figures::
 
     python -m benchmarks.throughput --quick              # a smoke test (about a minute)
-    python -m benchmarks.throughput --agents lin-ts,ensemble-pp:ensemble_size=16 --markdown
     python -m benchmarks.throughput --no-reference --runs 1000,1000000 --block-runs all  # a GPU
 """
 
@@ -18,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 import sys
 import time
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -43,16 +37,16 @@ def _ridge(d: int) -> int:  # the Potter step of linalg.ridge_update: S^T x, S s
     return 6 * d * d + 7 * d
 
 
-#: FLOP per seed-step of the engine's forms, ``(agent, d, K) -> FLOP`` (a multiply-add is 2;
-#: random draws, argmax, the environment and the bookkeeping not counted)
-FLOPS_PER_STEP = {  # S z, mean + S z, arms @ theta; update: 8d^2 + 2Kd + O(d)
+#: FLOP per seed-step, ``(agent, d, K) -> FLOP`` (a multiply-add is 2; the random draws,
+#: argmax, environment and bookkeeping not counted)
+FLOPS_PER_STEP = {  # S z, mean + S z, arms @ theta; update
     "lin-ts": lambda agent, d, k: 2 * d * d + 2 * d + 2 * k * d + _ridge(d),
-    # scores and bonus; update; widths downdate: 6d^2 + 4Kd + O(K + d)
+    # scores and bonus; update; widths downdate
     "lin-ucb": lambda agent, d, k: 4 * k * d + 6 * k + _ridge(d),
-    # member, scores; update; x^T A, A += ...: 6d^2 + 4dm + 2Kd + O(d + m)
+    # member, scores; update; x^T A, A += ...
     "lin-es": lambda agent, d, k: (2 * d + 2 * k * d + _ridge(d) + 4 * d * agent.ensemble_size
                                    + agent.ensemble_size),
-    # A zeta, scores; update; sigma z, A += ...: 6d^2 + 6dM + 2Kd + O(d + M)
+    # A zeta, scores; update; sigma z, A += ...
     "ensemble-pp": lambda agent, d, k: (3 * d + 2 * k * d + _ridge(d)
                                         + 6 * d * agent.ensemble_size + 2 * agent.ensemble_size),
 }
@@ -88,46 +82,29 @@ def parse_entry(spec: str) -> BenchEntry:
     return BenchEntry(f"{name}[{fields}]" if fields else name, name, tuple(overrides))
 
 
-def check_numpy(env, agent, name: str, *, horizon: int, seeds: int, jax_runs: int,
-                chunk_size: int | None, seed: int) -> dict:
-    """NumPy seed-steps/s (best seed) and final regret against the JAX agent's mean regret."""
-    import jaxbandits as jb
-
-    runs = [N.numpy_run(env, agent, name, horizon, seed=10_000 + s) for s in range(seeds)]
-    rates = [horizon / r.seconds for r in runs]
-    result = jb.simulate(env, agent, seed, horizon, jax_runs, progress=False,
-                         chunk_size=chunk_size)
-    # the program this call compiled: (runs, rounds per chunk), reused by a timing of that shape
-    compiled = {(jax_runs, result.extras["chunk_size"]): result.compile_time}
-    return {"rate": max(rates), "rate_median": float(np.median(rates)), "numpy_runs": runs,
-            **regret_agreement([r.regret for r in runs], *result.final("regret"), jax_runs),
-            "compiled": compiled}
-
-
 def time_batched(env, agent, name: str, *, horizon: int, runs: int, repeats: int,
                  min_time: float, seed: int, dtype) -> dict:
-    """Best-of-``repeats`` seed-steps/s of the batched reference at ``runs`` runs: a trial plays
-    fresh batches (``horizon`` rounds, the last cut short: the cost is flat in t) for
-    ``min_time`` seconds. ``{"rate", "steps", "seconds"}`` of the best trial."""
+    """Best-of-``repeats`` seed-steps/s of the batched reference at ``runs`` runs, a trial
+    playing fresh batches of <= ``horizon`` rounds for ``min_time`` seconds: ``{"rate",
+    "steps", "seconds"}`` of the best trial."""
     best = {"rate": 0.0, "steps": 0, "seconds": 0.0}
     for trial in range(repeats):
         steps, seconds, play = 0, 0.0, 0
         while seconds < min_time:
             run = N.numpy_batched_run(env, agent, name, horizon, runs,
-                                    seed + 1_000 * trial + play, dtype=dtype,
-                                    time_budget=min_time - seconds)
+                                      seed + 1_000 * trial + play, dtype=dtype,
+                                      time_budget=min_time - seconds)
             steps, seconds, play = steps + run.steps, seconds + run.seconds, play + 1
         if runs * steps / seconds > best["rate"]:
             best = {"rate": runs * steps / seconds, "steps": steps, "seconds": seconds}
     return best
 
 
-def step_time_windows(runs: Sequence, num_windows: int = 4) -> list[tuple]:
+def step_time_windows(runs, num_windows: int = 4) -> list[tuple]:
     """Median over seeds of the mean seconds per step in ``(first, last, seconds)`` windows:
     the warm-up (if any), then the rest of the run cut into ``num_windows`` equal parts."""
     horizon = len(runs[0].step_seconds)
-    warmup = min(runs[0].warmup_steps, horizon)
-    edges = [0] if warmup == 0 else [0, warmup]
+    edges = [0] + ([min(runs[0].warmup_steps, horizon)] if runs[0].warmup_steps else [])
     rest = horizon - edges[-1]
     edges += [edges[-1] + round(rest * (i + 1) / num_windows) for i in range(num_windows)]
     return [(lo + 1, hi, float(np.median([np.mean(r.step_seconds[lo:hi]) for r in runs])))
@@ -143,9 +120,9 @@ def parse_args(argv=None):
                 f"{', '.join(N.NUMPY_REFERENCES)}; PyTorch, via throughput_neural.py: "
                 f"{', '.join(TORCH_REFERENCES)})"),
         runs=([1, 10, 100, 1000], "run counts"),
-        horizon=(5000, "JAX rounds per simulate call (agents whose NumPy cost grows with t: "
-                 "--numpy-horizon)"),
-        numpy_horizon=(2000, "NumPy steps per seed, the regret check's T"),
+        horizon=(5000, "JAX rounds per simulate call"),
+        numpy_horizon=(2000, "NumPy steps per seed, the regret check's T (and the JAX "
+                       "horizon of an agent whose NumPy cost grows with t)"),
         check_seeds=(8, "NumPy seeds, timed and regret-checked"),
         check_runs=(200, "JAX runs of the regret check, also the batched reference's"),
         repeats=(3, "timing trials per measurement, the best reported"),
@@ -157,12 +134,11 @@ def parse_args(argv=None):
         batched_dtype=({"choices": ("float32", "float64")}, "float32",
                        "the batched NumPy references' float type"),
         peak_gflops=(142.0, "the machine's f32 peak for the roofline line"),
-        no_reference=(False, "JAX numbers only (no NumPy, no checks, no flat-in-t section); a "
-                      "run count that does not fit the device is printed as such (GPU sweeps)"))
+        no_reference=(False, "JAX numbers only; a run count that does not fit the device is "
+                      "printed as such (GPU sweeps)"))
     specs = [a.strip() for a in args.agents.split(",") if a.strip()]
     if not specs:
         args.error("--agents is empty")
-    # neural agents are measured against PyTorch by throughput_neural.py (same options)
     args.neural = [a for a in specs if T.parse_agent_spec(a)[0] in TORCH_REFERENCES]
     args.neural_runs = args.runs if "--runs" in args.given else None
     try:
@@ -202,31 +178,24 @@ def roofline_line(label: str, row: dict, runs: int, flops: int, peak_gflops: flo
             f"{100.0 * achieved / peak_gflops:.2f}% of the {peak_gflops:g} GFLOP/s f32 peak")
 
 
-def time_rows(args, entry: BenchEntry, env, agent, horizon: int, runs_list: Sequence[int],
-              compiled: dict[int, float] | None = None, before=None) -> list[dict]:
-    """A row per run count: ``before(runs)``'s fields (measured first), then the engine's best
-    rate (``time_jax``; ``compiled[runs]`` seconds of compilation paid elsewhere added)."""
-    rows = []
-    for runs in runs_list:
-        extra = before(runs) if before else {}
-        m = T.time_jax(env, agent, horizon, runs, repeats=args.repeats, min_time=args.min_time,
-                       max_time=args.max_time, chunk_size=args.chunk_size, seed=args.seed,
-                       block_runs=args.block_runs)
-        m["compile"] += (compiled or {}).get(runs, 0.0)
-        rows.append({"agent": entry.label, "env": env.name, "runs": runs, "horizon": horizon,
-                     **m, **extra})
-        print(T.jax_line(entry.label, runs, m), flush=True)
-    return rows
+def time_row(args, entry: BenchEntry, env, agent, horizon: int, runs: int,
+             compiled: float = 0.0) -> dict:
+    """The engine's best rate at ``runs`` (``compiled`` seconds paid elsewhere added)."""
+    m = T.time_jax(env, agent, horizon, runs, repeats=args.repeats, min_time=args.min_time,
+                   max_time=args.max_time, chunk_size=args.chunk_size, seed=args.seed,
+                   block_runs=args.block_runs)
+    m["compile"] += compiled
+    print(T.jax_line(entry.label, runs, m), flush=True)
+    return {"agent": entry.label, "env": env.name, "runs": runs, "horizon": horizon, **m}
 
 
 def jax_only(args, entry: BenchEntry, env, agent) -> tuple[list[dict], list[str]]:
-    """``--no-reference``: the rows of one agent, a run count that does not fit the device
-    printed as ``does not fit`` (the ones after it skipped); the best run count and its
-    roofline."""
+    """``--no-reference``: the rows of one agent up to the first run count that does not fit
+    the device (printed as such), and the line of the best."""
     rows = []
     for runs in args.runs:
         try:
-            rows += time_rows(args, entry, env, agent, args.horizon, [runs])
+            rows.append(time_row(args, entry, env, agent, args.horizon, runs))
         except Exception as err:  # noqa: BLE001 - out of memory, whatever the backend says
             print(f"[jax]   {entry.label} runs={runs}: does not fit ({type(err).__name__}: "
                   f"{str(err).splitlines()[0][:160]}); the run counts after it skipped",
@@ -239,59 +208,68 @@ def jax_only(args, entry: BenchEntry, env, agent) -> tuple[list[dict], list[str]
                   f"{best['runs']:,} runs (compile {best['compile']:.2f} s)"]
 
 
-def with_references(args, entry: BenchEntry, env, agent, jb, dtype) -> tuple[list[dict], dict]:
-    """The NumPy checks and rates of one agent, then its rows with both yardsticks."""
-    check = check_numpy(env, agent, entry.name, horizon=args.numpy_horizon,
-                        seeds=args.check_seeds, jax_runs=args.check_runs,
-                        chunk_size=args.chunk_size, seed=args.seed)
-    verdict = "consistent" if check["consistent"] else "MISMATCH: check the NumPy reference"
-    print(f"[check] {entry.label} on {env.name}: final regret at T={args.numpy_horizon}: "
-          f"NumPy {check['np_regret']:.1f} +- {check['np_half']:.1f} ({args.check_seeds} "
-          f"seeds), JAX {check['jax_regret']:.1f} +- {check['jax_half']:.1f} "
-          f"({args.check_runs} runs) -> {verdict}; NumPy {T.fmt_rate(check['rate'])} "
-          f"seed-steps/s (best), {T.fmt_rate(check['rate_median'])} (median)", flush=True)
+def _check_line(tag: str, label: str, env, horizon: int, ref: str, a: dict, ref_size: str,
+                jax_size: str) -> str:
+    """A regret check's line: the reference's and the engine's mean final regret and verdict."""
+    verdict = "consistent" if a["consistent"] else f"MISMATCH: check the {ref} reference"
+    return (f"[{tag}] {label} on {env.name}: final regret at T={horizon}: {ref} "
+            f"{a['np_regret']:.1f} +- {a['np_half']:.1f} ({ref_size}), JAX {a['jax_regret']:.1f}"
+            f" +- {a['jax_half']:.1f}{jax_size} -> {verdict}; ")
+
+
+def with_references(args, entry: BenchEntry, env, agent, jb, dtype) -> tuple[list[dict], list]:
+    """The NumPy checks and rates of one agent, then its rows with both yardsticks; and the
+    NumPy loop's runs (for the flat-in-t section)."""
+    horizon, seeds = args.numpy_horizon, args.check_seeds
+    np_runs = [N.numpy_run(env, agent, entry.name, horizon, seed=10_000 + s)
+               for s in range(seeds)]
+    rates = [horizon / r.seconds for r in np_runs]
+    result = jb.simulate(env, agent, args.seed, horizon, args.check_runs, progress=False,
+                         chunk_size=args.chunk_size)
+    check = regret_agreement([r.regret for r in np_runs], *result.final("regret"),
+                             args.check_runs)
+    print(_check_line("check", entry.label, env, horizon, "NumPy", check, f"{seeds} seeds",
+                      f" ({args.check_runs} runs)") + f"NumPy {T.fmt_rate(max(rates))} "
+          f"seed-steps/s (best), {T.fmt_rate(float(np.median(rates)))} (median)", flush=True)
     batched = entry.name in N.NUMPY_BATCHED
     if batched:
-        run = N.numpy_batched_run(env, agent, entry.name, args.numpy_horizon, args.check_runs,
-                                20_000, dtype=dtype)
+        run = N.numpy_batched_run(env, agent, entry.name, horizon, args.check_runs, 20_000,
+                                  dtype=dtype)
         b = regret_agreement(run.regrets, check["jax_regret"], check["jax_half"],
                              args.check_runs)
-        verdict = "consistent" if b["consistent"] else "MISMATCH: check the batched NumPy " \
-            "reference"
-        print(f"[batched] {entry.label} on {env.name}: final regret at T={args.numpy_horizon}: "
-              f"batched NumPy {b['np_regret']:.1f} +- {b['np_half']:.1f} ({args.check_runs} "
-              f"runs, {args.batched_dtype}), JAX {b['jax_regret']:.1f} +- {b['jax_half']:.1f} "
-              f"-> {verdict}; {T.fmt_rate(args.check_runs * run.steps / run.seconds)} "
-              f"seed-steps/s at {args.check_runs} runs", flush=True)
-
-    def batched_rate(runs):
-        if not batched:
-            return {"batched_rate": None}
-        b = time_batched(env, agent, entry.name, horizon=args.numpy_horizon, runs=runs,
-                         repeats=args.repeats, min_time=args.min_time, seed=30_000, dtype=dtype)
-        print(f"[batched] {entry.label} runs={runs}: {T.fmt_rate(b['rate'])} seed-steps/s "
-              f"(best trial: {b['steps']} rounds in {b['seconds']:.2f} s)")
-        return {"batched_rate": b["rate"]}
-
-    horizon = args.numpy_horizon if entry.reference.grows_with_t else args.horizon
-    chunk = jb.default_chunk_size(agent, horizon) if args.chunk_size is None else args.chunk_size
-    compiled = {runs: check["compiled"].get((runs, chunk), 0.0) for runs in args.runs}
-    rows = [{**row, "np_rate": check["rate"], "ratio": row["rate"] / check["rate"],
-             "batched_ratio": None if row["batched_rate"] is None
-             else row["rate"] / row["batched_rate"]}
-            for row in time_rows(args, entry, env, agent, horizon, args.runs, compiled,
-                                 batched_rate)]
-    return rows, check
+        print(_check_line("batched", entry.label, env, horizon, "batched NumPy", b,
+                          f"{args.check_runs} runs, {args.batched_dtype}", "")
+              + f"{T.fmt_rate(args.check_runs * run.steps / run.seconds)} seed-steps/s at "
+              f"{args.check_runs} runs", flush=True)
+    timed = horizon if entry.reference.grows_with_t else args.horizon
+    chunk = jb.default_chunk_size(agent, timed) if args.chunk_size is None else args.chunk_size
+    rows = []
+    for runs in args.runs:
+        batched_rate = None
+        if batched:
+            b = time_batched(env, agent, entry.name, horizon=horizon, runs=runs,
+                             repeats=args.repeats, min_time=args.min_time, seed=30_000,
+                             dtype=dtype)
+            batched_rate = b["rate"]
+            print(f"[batched] {entry.label} runs={runs}: {T.fmt_rate(b['rate'])} seed-steps/s "
+                  f"(best trial: {b['steps']} rounds in {b['seconds']:.2f} s)")
+        # the regret check compiled the program of (check_runs, horizon's chunk): reused
+        same = (runs, chunk) == (args.check_runs, result.extras["chunk_size"])
+        row = time_row(args, entry, env, agent, timed, runs, result.compile_time if same else 0)
+        rows.append({**row, "np_rate": max(rates), "ratio": row["rate"] / max(rates),
+                     "batched_rate": batched_rate, "batched_ratio":
+                     None if batched_rate is None else row["rate"] / batched_rate})
+    return rows, np_runs
 
 
-def print_flat(args, checks: dict) -> None:
+def print_flat(args, np_runs: dict) -> None:
     """The flat-in-t section: the engine's rate over growing horizons, NumPy's ms per step."""
     entry = args.flat
     env, agent = entry.make(args.dim, args.num_arms)
     rows = T.flatness(env, agent, sorted(args.flat_horizons), args.flat_runs, seed=args.seed,
                       chunk_size=min(min(args.flat_horizons), 1000))
-    numpy_runs = checks.get(entry.label, {}).get("numpy_runs") or [
-        N.numpy_run(env, agent, entry.name, args.numpy_horizon, 10_000)]
+    runs = np_runs.get(entry.label) or [N.numpy_run(env, agent, entry.name,
+                                                    args.numpy_horizon, 10_000)]
     print(f"flat in t: {entry.label}, JAX seed-steps/s at {args.flat_runs} run(s) over growing "
           "horizons; 'marginal' is the rate of the rounds a horizon adds to the previous one")
     T.print_table(["agent", "horizon", "wall s", "JAX seed-steps/s", "rounds",
@@ -299,11 +277,26 @@ def print_flat(args, checks: dict) -> None:
                   [[entry.label, r["horizon"], f"{r['wall']:.2f}", T.fmt_rate(r["rate"]),
                     "{}-{}".format(*r["window"]), T.fmt_rate(r["marginal"])] for r in rows],
                   args.markdown)
-    warm = numpy_runs[0].warmup_steps
+    warm = runs[0].warmup_steps
     parts = [f"{lo}-{hi}{' (warm-up)' if warm and hi <= warm else ''}: {1e3 * s:.3f}"
-             for lo, hi, s in step_time_windows(numpy_runs)]
-    print(f"NumPy reference of {entry.label}, ms per step (median of {len(numpy_runs)} "
+             for lo, hi, s in step_time_windows(runs)]
+    print(f"NumPy reference of {entry.label}, ms per step (median of {len(runs)} "
           f"seed(s)) by rounds: {' | '.join(parts)}")
+
+
+def run_neural(args) -> None:
+    """The neural agents of ``--agents``, handed to ``throughput_neural`` (PyTorch)."""
+    if args.no_reference:
+        print(f"(neural agents {', '.join(args.neural)}: run "
+              "python -m benchmarks.throughput_neural --no-torch for them)")
+        return
+    neural_args = ["--agents", ",".join(args.neural)] + (
+        ["--runs", ",".join(map(str, args.neural_runs))] if args.neural_runs else []) + (
+        ["--quick"] if args.quick else []) + (["--markdown"] if args.markdown else [])
+    print(f"\nneural agents ({', '.join(args.neural)}): against PyTorch, as "
+          f"`python -m benchmarks.throughput_neural {' '.join(neural_args)}`", flush=True)
+    throughput_neural.main(neural_args)
+    print()
 
 
 def main(argv=None) -> int:
@@ -311,43 +304,32 @@ def main(argv=None) -> int:
     t0 = time.perf_counter()
     jb = T.start(args.cpu_devices)
     print(T.header_line("jaxbandits throughput benchmark", f"numpy {np.__version__}"))
-    sizes = f"envs d={args.dim}, K={args.num_arms}, defaults otherwise; JAX horizon {args.horizon}"
+    sizes = f"envs d={args.dim}, K={args.num_arms}; JAX horizon {args.horizon}"
     trials = f"best of {args.repeats} trial(s) of >= {args.min_time:g} s"
-    grows = "" if args.horizon == args.numpy_horizon else (
-        f" ({args.numpy_horizon} for agents whose NumPy cost grows with t)")
     print(f"{sizes}, {trials}; JAX only (--no-reference)" if args.no_reference else
-          f"{sizes}{grows}, {trials}; NumPy loop {args.numpy_horizon} steps x {args.check_seeds} "
-          f"seed(s), best seed; batched NumPy ({args.batched_dtype}, one process) {trials} in "
-          f"plays of <= {args.numpy_horizon} rounds{'; quick mode' if args.quick else ''}",
-          flush=True)
-    if args.neural and args.no_reference:
-        print(f"(neural agents {', '.join(args.neural)}: run "
-              "python -m benchmarks.throughput_neural --no-torch for them)")
-    elif args.neural:
-        neural_args = ["--agents", ",".join(args.neural)] + (
-            ["--runs", ",".join(map(str, args.neural_runs))] if args.neural_runs else []) + (
-            ["--quick"] if args.quick else []) + (["--markdown"] if args.markdown else [])
-        print(f"\nneural agents ({', '.join(args.neural)}): against PyTorch, as "
-              f"`python -m benchmarks.throughput_neural {' '.join(neural_args)}`", flush=True)
-        throughput_neural.main(neural_args)
+          f"{sizes}, {trials}; NumPy loop {args.numpy_horizon} steps x {args.check_seeds} "
+          f"seed(s), best seed; batched NumPy ({args.batched_dtype}) {trials} in plays of <= "
+          f"{args.numpy_horizon} rounds{'; quick mode' if args.quick else ''}", flush=True)
+    if args.neural:
+        run_neural(args)
         if not args.agents and args.flat is None:
             return 0
-        print()
-    rows, checks, lines = [], {}, []
+    rows, np_runs, lines = [], {}, []
     for entry in args.agents:
         env, agent = entry.make(args.dim, args.num_arms)
         if args.no_reference:
             mine, best = jax_only(args, entry, env, agent)
-            rows, lines = rows + mine, lines + best
+            lines += best
             top = max(mine, key=lambda r: r["rate"]) if mine else None
         else:
-            mine, checks[entry.label] = with_references(args, entry, env, agent, jb,
-                                                        np.dtype(args.batched_dtype).type)
-            rows += mine
-            top = next(r for r in mine if r["runs"] == max(args.runs))
+            mine, np_runs[entry.label] = with_references(args, entry, env, agent, jb,
+                                                         np.dtype(args.batched_dtype).type)
+            top = mine[args.runs.index(max(args.runs))]
+            lines.append(summary_line(entry.label, top, top["runs"]))
+        rows += mine
         if top is not None and entry.name in FLOPS_PER_STEP:
-            lines.append((entry.label, top, FLOPS_PER_STEP[entry.name](agent, env.dim,
-                                                                        env.num_arms)))
+            flops = FLOPS_PER_STEP[entry.name](agent, env.dim, env.num_arms)
+            lines.append(roofline_line(entry.label, top, top["runs"], flops, args.peak_gflops))
     header = ["agent", "env", "runs", "horizon", "compile s", "wall s", "JAX seed-steps/s"]
     body = [[r["agent"], r["env"], r["runs"], r["horizon"], f"{r['compile']:.2f}",
              f"{r['wall']:.2f}", T.fmt_rate(r["rate"])] for r in rows]
@@ -359,20 +341,14 @@ def main(argv=None) -> int:
                 for line, r in zip(body, rows, strict=True)]
     print()
     T.print_table(header, body, args.markdown)
-    print()
-    if not args.no_reference:
-        tops = {r["agent"]: r for r in rows if r["runs"] == max(args.runs)}
-        lines = [summary_line(e.label, tops[e.label], max(args.runs)) for e in args.agents] + \
-            lines
-    print("\n".join(line if isinstance(line, str) else roofline_line(
-        line[0], line[1], line[1]["runs"], line[2], args.peak_gflops) for line in lines))
+    print("\n" + "\n".join(sorted(lines, key=lambda line: not line.startswith("ratio"))))
     grows = [e.label for e in args.agents if e.reference.grows_with_t]
     if grows and not args.no_reference:
         print(f"({', '.join(grows)}: the NumPy reference's per-step cost grows with t, so its "
               f"rows compare both sides over the same {args.numpy_horizon} rounds)")
     if args.flat is not None:
         print()
-        print_flat(args, checks)
+        print_flat(args, np_runs)
     print(T.end_line(t0))
     return 0
 

@@ -1,14 +1,10 @@
-"""Throughput of the neural agents against a PyTorch loop, in seed-steps per second.
+"""Throughput of the neural agents against a PyTorch per-seed loop, in seed-steps per second.
 
-Per neural agent and run count: ``jb.simulate``'s seed-steps/s once training is under way
-(compile apart) beside a PyTorch loop of the same algorithm, one seed at a time as the papers'
-code runs (``tests/references/torch_neural.py``, checked pathwise on one training round and on
-its mean regret), and the engine's cost per round over t. PyTorch is optional (``pip install -e
-'.[bench]'``); without it the JAX numbers alone. docs/benchmarks.md has the figures::
+The PyTorch references (``tests/references/torch_neural.py``, optional: ``pip install -e
+'.[bench]'``) are checked on one training round and on the mean regret; docs/benchmarks.md has
+the figures and commands::
 
     python -m benchmarks.throughput_neural --quick           # a smoke test
-    python -m benchmarks.throughput_neural --agents nvldb-ucb-asym,ndb-ucb   # dueling (~15 min)
-    python -m benchmarks.throughput_neural --agents neural-ensemble-pp,lmc-ts --runs 1,10,100
 """
 
 from __future__ import annotations
@@ -42,8 +38,7 @@ def parse_args(argv=None) -> argparse.Namespace:
         "torch_data": "history", "check_seeds": 1, "check_runs": 2, "repeats": 1,
         "min_time": 0.01},
         agents=(DEFAULT_AGENTS, "agents, each name[:field=value...] (PyTorch references: "
-                f"{', '.join(R.TORCH_REFERENCES)}); an agent jaxbandits does not have is "
-                "skipped with a note"),
+                f"{', '.join(R.TORCH_REFERENCES)})"),
         runs=([1, 10, 100], "run counts"),
         horizon=(20, "JAX rounds per timed call, rounded up to a multiple of update_every "
                  "(neural-ensemble-pp: 100)"),
@@ -64,8 +59,8 @@ def parse_args(argv=None) -> argparse.Namespace:
         no_torch=(False, "JAX numbers only"))
     args.horizon_set = "--horizon" in args.given  # else a reference's steady_horizon may apply
     # not given: a ring buffer of B rows picks B/2, B, 2B (quick: the defaults)
-    args.flat_horizons_set = args.flat_horizons if args.quick or "--flat-horizons" in \
-        args.given else None
+    given = args.quick or "--flat-horizons" in args.given
+    args.flat_horizons_set = args.flat_horizons if given else None
     try:
         args.agents = [parse_entry(a) for a in args.agents.split(",") if a.strip()]
     except ValueError as error:
@@ -77,8 +72,7 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 def _setting(agent, field: str, default):
     """An agent's value of ``field`` once its preset is applied, ``default`` without it."""
-    if hasattr(agent, "resolved"):
-        agent = agent.resolved()
+    agent = agent.resolved() if hasattr(agent, "resolved") else agent
     if hasattr(agent, "setting") and hasattr(agent, field):
         return agent.setting(field)
     value = getattr(agent, field, default)

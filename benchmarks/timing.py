@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 import os
 import platform
@@ -204,13 +205,9 @@ def matmul_gflops(rows: int = 2048, width: int = 2048, runs: int | None = None,
     batch = () if runs is None else (runs,)
     inputs = jnp.ones(batch + (rows, width), jnp.float32)
     weights = jnp.ones(batch + (width, width), jnp.float32)
-    product = jax.jit(jnp.matmul)
-    product(inputs, weights).block_until_ready()
-    calls, start = 0, time.perf_counter()
-    while (elapsed := time.perf_counter() - start) < min_time or calls < 3:
-        product(inputs, weights).block_until_ready()
-        calls += 1
-    return 2.0 * (runs or 1) * rows * width * width * calls / elapsed / 1e9
+    product = functools.partial(jax.jit(jnp.matmul), inputs, weights)
+    seconds = best_seconds(product, 1, min_time, warmup=True)
+    return 2.0 * (runs or 1) * rows * width * width / seconds / 1e9
 
 
 def load_line(when: str = "") -> str:

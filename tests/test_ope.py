@@ -26,7 +26,7 @@ REFERENCE = json.loads((Path(__file__).parent / "data" / "obp_ope_reference.json
 
 
 def _reference_q(n: int, k: int, num_positions: int) -> np.ndarray:
-    """The reward model of the saved OBP case (``benchmarks/obd_ope_obp.py``)."""
+    """The reward model of the saved OBP case (``tests/references/obp_ope.py``)."""
     i = np.arange(n)[:, None, None]
     a = np.arange(k)[None, :, None]
     pos = np.arange(num_positions)[None, None, :]

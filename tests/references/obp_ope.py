@@ -1,10 +1,9 @@
-"""The Open Bandit Pipeline's side of ``benchmarks/obd_ope.py``, run under OBP's Python 3.10
-(it imports NumPy and ``obp`` only).
+"""OBP's off-policy estimates, the reference of ``tests/test_ope.py`` and the peer of
+``benchmarks/obd_ope.py``, run under OBP's Python 3.10 (it imports NumPy and obp only).
 
 ``--benchmark IN.npz OUT.json``: per campaign of IN (the engine's BTS probabilities
-``probs_<c>`` and reward model ``q_<c>``), OBP's BTS action distribution and its estimators with
-its own and the engine's probabilities, timed. ``--reference OUT.json``: the small fixed case
-``tests/test_ope.py`` compares with (the first ``ROWS`` rounds of ``random/men``).
+``probs_<c>``, reward model ``q_<c>``), OBP's estimates with its own and those probabilities,
+timed. ``--reference OUT.json``: the fixed case of ``tests/test_ope.py`` (``ROWS`` rounds).
 """
 
 from __future__ import annotations
