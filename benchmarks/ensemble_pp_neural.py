@@ -29,8 +29,7 @@ from benchmarks import framework as C
 from jaxbandits import Result
 
 NAME = "ensemble_pp_neural"
-TITLE = ("Neural Ensemble++: regret vs parameters, nonlinear tasks, decision-set size, buffer, "
-         "index laws, LMC-TS and moderation")
+TITLE = "Neural Ensemble++: Figs. 1/10, 3, 4, 11, 14, LMC-TS (App. F.2), moderation (App. G.5)"
 AGENTS = {"ES++": "neural-ensemble-pp", "Ensemble+": "ensemble-plus", "EpiNet": "epinet",
           "Greedy": "neural-greedy"}  # label -> registry name
 HEADS = {"ES++": "ensemble++", "Ensemble+": "ensemble+", "EpiNet": "epinet", "Greedy": "none"}
