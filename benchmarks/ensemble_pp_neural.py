@@ -219,7 +219,7 @@ class Runner:
         self.config, self.key, self.progress = config, key, progress
         self.tasks = make_tasks(config)
         self.log = log or (lambda message: None)
-        self.runs = C.Runner(key, cache=cache, progress=progress)
+        self.runs = C.Runner(key, cache=cache, progress=progress, log=log)
 
     @functools.cache  # noqa: B019 - one environment per task and runner
     def env(self, task: str):
@@ -246,7 +246,7 @@ class Runner:
              **fixed: Any) -> dict[Any, Result]:
         """``{value: Result}``: ``label`` on ``task`` at each value of ``field`` (None: the
         agent itself; ``"env.<name>"``: an environment field), ``fixed`` fields set."""
-        t, start = self.tasks[task], time.perf_counter()
+        t = self.tasks[task]
         env_fields = {n[4:]: v for n, v in fixed.items() if n.startswith("env.")}
         agent_fields = {n: v for n, v in fixed.items() if not n.startswith("env.")}
         env = self.env(task).replace(**env_fields) if env_fields else self.env(task)
@@ -258,9 +258,6 @@ class Runner:
         else:
             results = self.runs.sweep(env, agent, field, list(values), t.horizon, t.num_runs,
                                       name=label, **self.options(task))
-        self.log(f"{task}: {label} {field or ''}: compile "
-                 f"{sum(r.compile_time for r in results):.1f} s, total "
-                 f"{time.perf_counter() - start:.1f} s")
         return dict(zip(values, results, strict=True))
 
     def one(self, task: str, label: str, **fields: Any) -> Result:

@@ -17,12 +17,12 @@ import math
 from collections.abc import Sequence
 
 import jaxbandits as jb
+from benchmarks import ensemble_pp_neural as neural
 from benchmarks import framework as C
 
 NAME = "ensemble_pp_tasks"
 TITLE = "Ensemble++ App. F.2 / Fig. 10(f): LMC-TS, Ensemble+ and Greedy on every task"
-AGENTS = {"ES++": "neural-ensemble-pp", "Ensemble+": "ensemble-plus", "EpiNet": "epinet",
-          "Greedy": "neural-greedy", "LMC-TS": "lmc-ts", "random": "random"}
+AGENTS = (*neural.AGENTS, neural.LMC, neural.RANDOM)  # ES++, Ensemble+, EpiNet, Greedy, ...
 #: task -> (environment, Ensemble++ preset, LMC-TS configuration: ``shuttle`` where the
 #: official code has none)
 TASKS = {"quadratic": ("quadratic-pool", "quadratic", "quadratic"),
@@ -86,15 +86,9 @@ def environment(task: str, c: Config):
 
 
 def agent(label: str, task: str, env, c: Config):
-    if label == "random":
-        return jb.make_agent("random")
-    if label == "LMC-TS":
-        return jb.make_agent("lmc-ts", preset=TASKS[task][2], env=env, horizon=c.horizon,
-                             buffer_size=c.horizon, **dict(c.lmc_overrides))
-    fields = {"backbone": jb.nets.MLPBackbone(hidden=c.hidden), **dict(c.agent_overrides)}
-    if label != "Greedy":
-        fields["ensemble_size"] = c.ensemble_size
-    return jb.make_agent(AGENTS[label], preset=TASKS[task][1], **fields).resolved()
+    """``ensemble_pp_neural``'s agent with the task's preset (LMC-TS: its configuration)."""
+    preset = TASKS[task][2 if label == neural.LMC else 1]
+    return neural.make_agent(label, neural.Task(task, task, preset, c.horizon, c.num_runs), c, env)
 
 
 def experiments(c: Config) -> dict[str, C.Experiment]:
