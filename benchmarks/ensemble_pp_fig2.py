@@ -1,20 +1,9 @@
-"""Ensemble++ (Li, Xu, Wang & Luo), Figure 2: regret against ensemble size; the M matching TS.
+"""Ensemble++ (Li et al. 2024), Fig. 2: regret against ensemble size; the M matching TS.
 
-Li et al. 2024, Fig. 2 (Sec. 5.1) on ``russo`` (a fixed set of K arms uniform in ``[-1/sqrt 5,
-1/sqrt 5]^d``, ``theta* ~ N(0, 10 I)`` redrawn every run, ``N(0, 1)`` noise):
-
-* **(a)** final regret against M for Ensemble++ (``ensemble-pp``: Gaussian reference, Sphere
-  perturbation), the paper's "ES" (``ensemble-pp`` with the Coordinate reference: a uniform pick
-  among the 2M members ``mu +- sqrt(M) A e_i``) and Lu & Van Roy's ``ensemble-sampling``, next to
-  exact TS (``lin-ts``, ``reg = noise^2 / prior_var = 0.1``, the ensembles' prior and noise).
-  Claim: Ensemble++ beats ES at every M and nearly matches TS at M = 8.
-* **(b)** the smallest M (powers of two) matching TS as d grows, for several K: ``mean(R_T(ES++)
-  - R_T(TS)) <= 0.02 T`` (one-sided) at M and at the next M of the grid. Claim: M* grows
-  linearly in d and is flat in K.
-* **(c)** the regret curves at M = 8.
-
-Each variant is one ``jb.sweep`` over ``ensemble_size`` (one program per M); common random
-numbers, so gaps are run by run::
+Li et al. 2024, Sec. 5.1, Fig. 2 on ``russo``: (a) final regret against M for Ensemble++, the
+paper's ES (Coordinate reference) and Lu & Van Roy's ensemble sampling beside exact TS; (b) the
+smallest M matching TS (mean gap <= 0.02 T at M and the next M) as d and K grow; (c) the curves
+at M = 8. Evidence: docs/reproductions/li-2024.md::
 
     python -m benchmarks.ensemble_pp_fig2                  # small: d = 20, K = 1,000, T = 500
     python -m benchmarks.ensemble_pp_fig2 --scale paper    # d = 50, K = 10,000, T = 1,000 (GPU)
@@ -51,8 +40,8 @@ TS_LABEL = "TS (exact)"
 
 @dataclasses.dataclass(frozen=True)
 class Config:
-    """Sizes of one scale: d, K, T, runs and the M grid (ascending) of panel (a), panel (b)'s d
-    and K grids, the matching tolerance (a fraction of T), panel (c)'s M, runner options."""
+    """d, K, T, runs and the M grid (ascending) of (a), (b)'s d and K grids, the matching
+    tolerance (a fraction of T), (c)'s M and runner options."""
 
     dim: int
     num_arms: int
@@ -69,7 +58,7 @@ class Config:
 
 
 SCALES = {
-    # tiny: the smoke test's sizes; seven programs (ES++, ES and Lu-VR at each M, TS)
+    # tiny: the smoke test's seven programs
     "tiny": Config(dim=3, num_arms=8, horizon=100, num_runs=8, sizes=(2, 4), dims_b=(3,),
                    arms_b=(8,), curve_size=4, chunk_size=100, num_records=20),
     "small": Config(dim=20, num_arms=1000, horizon=500, num_runs=200,
@@ -90,8 +79,7 @@ def bayes_reg(env) -> float:
 
 
 class Runner:
-    """TS and the ensembles on ``russo(d, K)`` through the cached :class:`framework.Runner`: a
-    variant runs every M of the grid in one ``jb.sweep``; panel (b) reuses panel (a)'s points."""
+    """TS and the ensembles on ``russo(d, K)``, cached: a variant's M grid is one sweep."""
 
     def __init__(self, config: Config, key, progress: bool | None = None, log=None, cache=None):
         self.config = config
@@ -117,9 +105,8 @@ class Runner:
 
 def minimal_matching_size(runner: Runner, dim: int, num_arms: int
                           ) -> tuple[int | None, dict[int, float]]:
-    """Panel (b): the first M whose mean run-by-run gap ``R_T(ES++) - R_T(TS)`` is at most
-    ``tolerance * T`` and whose successor in the grid matches too; ``(M* or None, {M: gap})``
-    over the sizes looked at."""
+    """Panel (b): ``(M* or None, {M: gap})``, M* the first M whose mean paired gap
+    ``R_T(ES++) - R_T(TS)`` is at most ``tolerance * T``, at M and the next M of the grid."""
     config = runner.config
     ts = C.final_regret(runner.ts(dim, num_arms))
     es = runner.ensemble(dim, num_arms, "ES++")
@@ -175,8 +162,7 @@ def size_table(curves, ts: Result, config: Config) -> C.Table:
           "—" if "ES++" not in curves else C.fmt_ci(C.final_regret(curves["ES++"][m]) - ts_final))
          for m in config.sizes] + [(TS_LABEL, C.fmt_ci(ts_final), *["—"] * (len(curves) - 1),
                                     "0")],
-        f"Mean ± 95% CI over {config.num_runs} runs; the gap is the run-by-run difference "
-        f"(common random numbers). Matching tolerance 0.02 T = "
+        f"Mean ± 95% CI over {config.num_runs} runs; tolerance {config.tolerance:g} T = "
         f"{config.tolerance * config.horizon:g}.")
 
 
@@ -184,9 +170,7 @@ def minimal_table(runner: Runner, minimal, gaps, config: Config) -> C.Table:
     table = C.Table(
         "Smallest ensemble size M* matching exact TS",
         ["setting", "TS regret", "M*", "ES++ regret at M*", "gap at M* (paired)", "gaps by M"],
-        note=(f"Matching: mean(R_T(ES++) - R_T(TS)) <= {config.tolerance:g} T = "
-              f"{config.tolerance * config.horizon:g} at M and at the next M of the grid "
-              f"{list(config.sizes)}; T = {config.horizon}, {config.num_runs} runs."))
+        note=f"Matching: mean gap <= {config.tolerance * config.horizon:g} at M and the next M.")
     for (d, k), m_star in sorted(minimal.items()):
         ts = C.final_regret(runner.ts(d, k))
         at = gap = "—"
@@ -214,17 +198,14 @@ def check_claims(curves, ts: Result, minimal, config: Config) -> list[tuple[str,
         claims.append((
             "ES++ has lower regret than ES (Coordinate ref.) at every M <= 64",
             False if worse else True if all(g < 0 for g, _ in stats.values()) else None,
-            f"paired gaps ES++ - ES: {trail}; significantly lower at M = {better or 'none'}, "
-            f"significantly higher at M = {worse or 'none'}, within noise at M = "
-            f"{noise or 'none'}"))
+            f"paired gaps ES++ - ES: {trail}; lower at M = {better or 'none'}, higher at M = "
+            f"{worse or 'none'}, within noise at M = {noise or 'none'}"))
     if "ES++" in curves:
         if 8 in curves["ES++"]:
             gap = C.final_regret(curves["ES++"][8]) - ts_final
             claims.append((f"ES++ nearly matches TS at M = 8 (gap <= {config.tolerance:g} T)",
                            C.verdict_at_most(gap, limit),
-                           f"gap {C.gap_text(gap)}, tolerance {limit:g} (the paper: d = 50, "
-                           f"K = 10,000, T = 1000; here d = {config.dim}, "
-                           f"K = {config.num_arms}, T = {config.horizon})"))
+                           f"gap {C.gap_text(gap)}, tolerance {limit:g}"))
         largest = max(curves["ES++"])
         gap = C.final_regret(curves["ES++"][largest]) - ts_final
         claims.append((f"ES++ reaches TS-level regret at the largest M = {largest} "
@@ -246,8 +227,7 @@ def check_claims(curves, ts: Result, minimal, config: Config) -> list[tuple[str,
             grows.append(bool(np.all(np.diff(seq) >= 0)) and seq[-1] > seq[0])
         claims.append(("M* grows with d (for every K)", all(grows),
                        "; ".join(f"K={k}: {[minimal[(d, k)] for d in dims]}" for k in ks)
-                       + f" for d = {dims}; M* is read off mean gaps, each with a 95% CI of "
-                       "several units (see the table), so a factor 2 either way is within noise"))
+                       + f" for d = {dims}"))
     if len(ks) > 1:
         flat = []
         for d in dims:
@@ -278,10 +258,7 @@ def body(r: C.Run) -> C.Page:
                    ax=axes[0, 2], title=f"(c) regret curves at M = {m_curve}")
     intro = (f"d = {config.dim}, K = {config.num_arms}, T = {config.horizon}, "
              f"{config.num_runs} runs per point, M in {list(config.sizes)}; panel (b): d in "
-             f"{list(config.dims_b)}, K in {list(config.arms_b)}. The paper: d = 50, K = "
-             "10,000, T = 1000, M up to 1024 (`--scale paper`). Verdicts on the 95% interval "
-             "of run-by-run gaps: *not reproduced* when it contradicts the claim, *not "
-             "decidable here* when it straddles the threshold.")
+             f"{list(config.dims_b)}, K in {list(config.arms_b)}.")
     return C.Page(fig, [size_table(curves, ts, config),
                         minimal_table(runner, minimal, gaps, config)],
                   check_claims(curves, ts, minimal, config), intro,

@@ -1,30 +1,10 @@
-"""Neural Ensemble++ (Li, Xu, Wang & Luo): Figs. 1/10, 3, 4, 11, 14, App. F.2, G.5.
+"""Neural Ensemble++ (Li et al. 2024): Figs. 1/10, 3, 4, 11, 14, App. F.2 (LMC-TS), G.5.
 
-Li et al. 2024, Sec. 5.2, App. F.2 and G.5, judged at the horizons a CPU can run against what
-the authors' code does there (it does not show Ensemble++ below Greedy or Ensemble+ on the
-quadratic preset at T <= 20,000: the paper's ordering is tested at T = 10^5 only). The library
-agents ``neural-ensemble-pp`` ("ES++"), ``ensemble-plus``, ``epinet`` and ``neural-greedy`` run
-with the authors' per-task presets (applied to every method) on a 2 x 64 ReLU MLP, beside
-uniform random:
-
-* **Figs. 1 / 10**: final regret against the paper's parameter count (``jb.nets.
-  paper_param_count``: 11,713 / 17,931 / 22,288 at M = 8, d = 100), M swept, on
-  ``quadratic-pool`` (the authors' instance) and ``random-mlp-bernoulli`` (the "Neural" task).
-* **Fig. 3**: the agents and random on those tasks and ``shuttle-epp``; regret after the update
-  start, paired with random's; and Ensemble++, Ensemble+, Greedy at ``long_horizon`` (T = 10^5).
-* **Fig. 4**: pool sizes x M; **Fig. 11**: buffer capacity C; **Fig. 14**: update-index,
-  reference and perturbation laws, one at a time.
-* **App. F.2**: Ensemble++ against LMC-TS (full-history Langevin steps) on ``vector-quadratic``:
-  regret, and wall time per round against t (:func:`round_costs`).
-* **App. G.5** (moderation, on the offline stand-in): Ensemble++, Ensemble+, Greedy on
-  ``text-moderation`` with a small random ``jb.nets.TransformerNetwork``, fine-tuned and frozen;
-  accuracy beside regret (no pretrained GPT-2 ships offline).
-
-Common random numbers (gaps paired run by run); static fields swept with ``jb.sweep``; every
-point cached, so one shared by panels (ES++ at M = 8) runs once. ``small`` took 26 min on the
-2-core machine; EpiNet (about 10x Ensemble++'s cost a round) is left out of the T = 10^5 check.
-Verdicts: not reproduced when the paired 95% interval contradicts the claim, not decidable when
-it straddles it::
+Li et al. 2024, Sec. 5.2, App. F.2 and G.5: ``neural-ensemble-pp`` ("ES++"), ``ensemble-plus``,
+``epinet`` and ``neural-greedy`` with the authors' per-task presets on a 2 x 64 ReLU MLP, beside
+uniform random and LMC-TS; the moderation task on the offline stand-in corpus with a small random
+transformer. Common random numbers; every point cached and shared by panels. The evidence, the
+authors' code's findings and the causes of misses: docs/reproductions/li-2024.md::
 
     python -m benchmarks.ensemble_pp_neural                  # small
     python -m benchmarks.ensemble_pp_neural --scale paper    # GPU
@@ -49,8 +29,7 @@ from benchmarks import framework as C
 from jaxbandits import Result
 
 NAME = "ensemble_pp_neural"
-TITLE = ("Neural Ensemble++: regret vs parameters, nonlinear tasks, decision-set size, buffer, "
-         "index laws, LMC-TS and moderation")
+TITLE = "Neural Ensemble++: Figs. 1/10, 3, 4, 11, 14, LMC-TS (App. F.2), moderation (App. G.5)"
 AGENTS = {"ES++": "neural-ensemble-pp", "Ensemble+": "ensemble-plus", "EpiNet": "epinet",
           "Greedy": "neural-greedy"}  # label -> registry name
 HEADS = {"ES++": "ensemble++", "Ensemble+": "ensemble+", "EpiNet": "epinet", "Greedy": "none"}
@@ -71,11 +50,10 @@ GROWTH, STEADY = 1.5, 1.3  # App. F.2: late / early cost >= 1.5 for LMC-TS, <= 1
 
 @dataclasses.dataclass(frozen=True)
 class Config:
-    """Sizes of one scale: T and runs of each task, M (``sizes``: Figs. 1 / 10's), pools,
-    buffers and laws (each first one the default), the transformer of moderation (``lm_*``),
-    ``long_*`` (T = 10^5; None: not run), the tests' overrides ``((field, value), ...)`` and
-    ``blocks`` a point's runs are split into (results depend on it, not on devices);
-    ``lmc_block_runs`` 1 on a CPU (LMC-TS in multi-run blocks grew to 18 GB at T = 2,000)."""
+    """Sizes of one scale: T and runs per task, M of Figs. 1 / 10 (``sizes``), pools, buffers
+    and laws (first: the default), moderation's transformer (``lm_*``), ``long_*`` (T = 10^5;
+    None: not run), the tests' overrides and ``blocks`` per point (results depend on it);
+    ``lmc_block_runs`` 1 on a CPU (multi-run LMC-TS blocks grew to 18 GB at T = 2,000)."""
 
     horizon: int
     num_runs: int
@@ -123,8 +101,7 @@ class Config:
 
 _TINY_ENV = (("dim", 6), ("pool_size", 30), ("num_arms", 5))
 SCALES = {
-    # tiny: the smoke test's: ES++, Greedy, random on a tiny quadratic (Figs. 1, 4, 11, 14 at
-    # their shared default point), ES++ and LMC-TS run and timed, ES++ on 50 posts: 8 programs
+    # tiny: the smoke test's eight programs (Figs. 1, 4, 11, 14 share the default point)
     "tiny": Config(horizon=40, num_runs=2, sizes=(2,), ensemble_size=2,
                    agents=("ES++", "Greedy"), param_tasks=("quadratic",),
                    tasks=("quadratic",), shuttle_horizon=40, shuttle_runs=2,
@@ -139,7 +116,7 @@ SCALES = {
                    lmc_overrides=(("backbone", jb.nets.MLPBackbone((8,), "leaky_relu")),
                                   ("num_grad_steps", 3)),
                    chunk_size=40, num_records=12),
-    # not on the command line: the sizes notebooks/neural_ensemblepp.ipynb tells the story at
+    # not on the command line: notebooks/neural_ensemblepp.ipynb's sizes
     "notebook": Config(horizon=1500, num_runs=2, sizes=(8,), param_tasks=("quadratic",),
                        tasks=("quadratic", "shuttle"), shuttle_horizon=400, shuttle_runs=2,
                        pool_sizes=(1000,), pool_ensemble_sizes=(8,), buffer_task="quadratic",
@@ -166,8 +143,7 @@ SCALES = {
 
 @dataclasses.dataclass(frozen=True)
 class Task:
-    """A task (quadratic, neural, shuttle, vector, moderation; long: the quadratic at the
-    paper's horizon): its preset, T, runs and the head's outputs C."""
+    """A task (long: the quadratic at the paper's horizon): preset, T, runs, head outputs C."""
 
     key: str
     title: str
@@ -236,15 +212,14 @@ def make_agent(label: str, task: Task, config: Config, env=None):
 
 
 class Runner:
-    """The tasks' environments and agents, each point run once by :class:`framework.Runner`
-    (common random numbers)."""
+    """The tasks' environments and agents; each point runs once (:class:`framework.Runner`)."""
 
     def __init__(self, config: Config, key: jax.Array, progress: bool | None = False,
                  log=None, cache=None):
         self.config, self.key, self.progress = config, key, progress
         self.tasks = make_tasks(config)
         self.log = log or (lambda message: None)
-        self.runs = C.Runner(key, cache=cache, progress=progress)
+        self.runs = C.Runner(key, cache=cache, progress=progress, log=log)
 
     @functools.cache  # noqa: B019 - one environment per task and runner
     def env(self, task: str):
@@ -271,7 +246,7 @@ class Runner:
              **fixed: Any) -> dict[Any, Result]:
         """``{value: Result}``: ``label`` on ``task`` at each value of ``field`` (None: the
         agent itself; ``"env.<name>"``: an environment field), ``fixed`` fields set."""
-        t, start = self.tasks[task], time.perf_counter()
+        t = self.tasks[task]
         env_fields = {n[4:]: v for n, v in fixed.items() if n.startswith("env.")}
         agent_fields = {n: v for n, v in fixed.items() if not n.startswith("env.")}
         env = self.env(task).replace(**env_fields) if env_fields else self.env(task)
@@ -283,10 +258,6 @@ class Runner:
         else:
             results = self.runs.sweep(env, agent, field, list(values), t.horizon, t.num_runs,
                                       name=label, **self.options(task))
-        what = label if field is None else f"{label}, {field} in {list(values)}"
-        self.log(f"{task} (T = {t.horizon}, {t.num_runs} runs): {what}: compile "
-                 f"{sum(r.compile_time for r in results):.1f} s, total "
-                 f"{time.perf_counter() - start:.1f} s")
         return dict(zip(values, results, strict=True))
 
     def one(self, task: str, label: str, **fields: Any) -> Result:
@@ -307,9 +278,8 @@ def _timed_programs():
 
 
 def round_costs(env, agent, key: jax.Array, horizon: int, chunk: int) -> dict[str, Any]:
-    """Wall time per round of run 0 of ``jb.simulate(env, agent, key, horizon)`` against t, by
-    the runner's round function in timed chunks (after a compiling call that plays no round):
-    ``{"steps": each chunk's last round, "ms": ms per round, "regret": final regret}``."""
+    """Wall time per round of run 0 of ``jb.simulate(env, agent, key, horizon)`` against t,
+    timed by chunks after a compiling call: ``{"steps", "ms" per round, "regret": final}``."""
     init, play = _timed_programs()
     chunk = max(1, min(chunk, horizon))
     steps, end = jnp.asarray([horizon], jnp.int32), jnp.int32(horizon)
@@ -326,8 +296,7 @@ def round_costs(env, agent, key: jax.Array, horizon: int, chunk: int) -> dict[st
             "regret": float(np.asarray(carry.cumulative)[0])}
 
 
-# ------------------------------------------------------------------------------------------------
-# The panels (in an order that lets later panels reuse earlier points).
+# -- The panels (later panels reuse earlier points) ----------------------------------------------
 
 
 def index_agents(config: Config) -> list[str]:
@@ -431,8 +400,7 @@ def run(runner: Runner) -> Panels:
                   *run_lmc(runner), *run_moderation(runner))
 
 
-# ------------------------------------------------------------------------------------------------
-# Statistics and tables.
+# -- Statistics and tables -----------------------------------------------------------------------
 
 
 def after_start(result: Result, start: int) -> np.ndarray:
@@ -484,10 +452,8 @@ def count_table(config: Config) -> C.Table:
                     "frozen (library)"],
                    [(k, f"{jb.nets.paper_param_count(HEADS[k], 100):,}", f"{n.num_trainable:,}",
                      f"{n.num_frozen:,}") for k, n in nets.items()],
-                   "The paper's formulas (Appendix A.7.1; `jb.nets.paper_param_count`) and the "
-                   "library networks' own counts (`IndexNetwork(...).num_trainable` / "
-                   "`num_frozen`; our reading of App. A.7.1: the paper counts a base-head bias "
-                   "and EpiNet's output as M + C).")
+                   "The paper's formulas (App. A.7.1, `jb.nets.paper_param_count`) beside the "
+                   "library networks' `num_trainable` / `num_frozen`.")
 
 
 def params_table(runner: Runner, params) -> C.Table:
@@ -500,9 +466,7 @@ def params_table(runner: Runner, params) -> C.Table:
             f"{param_count(label, dims[task], config, tasks[task].outputs, m):,}",
             C.fmt_ci(C.final_regret(by_label[label][m])))])
          for label in index_agents(config) for m in config.sizes],
-        f"Mean ± 95% CI over {config.num_runs} runs; parameter counts by the paper's formulas "
-        f"(the backbone's {' x '.join(map(str, config.hidden))} MLP, C = 1 on the quadratic, 2 "
-        "on the Neural task's classification head).")
+        f"Mean ± 95% CI over {config.num_runs} runs; the paper's parameter counts.")
 
 
 def comparison_table(runner: Runner, comparison) -> C.Table:
@@ -514,9 +478,8 @@ def comparison_table(runner: Runner, comparison) -> C.Table:
         [(label, *[c for by_label in comparison.values() for c in (
             C.fmt_ci(C.final_regret(by_label[label])), f"{late_rate(by_label[label]).mean():.3f}")])
          for label in (*runner.config.agents, RANDOM)],
-        "Mean ± 95% CI over runs (" + ", ".join(f"{t.title}: {t.num_runs}" for t in tasks)
-        + "). Presets: " + ", ".join(t.preset for t in tasks)
-        + f"; M = {runner.config.ensemble_size}.")
+        "Mean ± 95% CI over runs (" + ", ".join(f"{t.short}: {t.num_runs}" for t in tasks)
+        + f"); M = {runner.config.ensemble_size}.")
 
 
 def start_gaps(runner: Runner, task: str, by_label) -> dict[str, np.ndarray]:
@@ -534,18 +497,14 @@ def start_table(runner: Runner, comparison) -> C.Table:
                      for t in comparison],
         [(label, *[C.gap_text(gaps[task][label]) for task in comparison])
          for label in runner.config.agents],
-        "Run by run, R_T - R_u of the agent minus the same for uniform random (u = the preset's "
-        "update_start), mean ± 95% CI; negative = better than random once training has "
-        "started.")
+        "Run by run, R_T - R_u minus random's (u: the preset's update_start), mean ± 95% CI.")
 
 
 def long_table(runner: Runner, long) -> C.Table:
     t = runner.tasks.get("long")
     if long is None or t is None:
         return C.table("Paper horizon (T = 10^5) on the quadratic", ["agent", "R_T"],
-                       [("not run", "—")],
-                       f"No separate check at this scale (Fig. 3 runs the quadratic at "
-                       f"T = {runner.config.horizon:,}; `--scale paper` at T = 10^5).")
+                       [("not run", "—")], "No separate check at this scale.")
     recorded = set(np.asarray(long[RANDOM].steps).tolist())
     steps = [s for s in (t.horizon // 10, t.horizon // 5, t.horizon // 2) if s in recorded]
     return C.table(
@@ -555,9 +514,7 @@ def long_table(runner: Runner, long) -> C.Table:
         [(label, *[C.fmt_ci(C.final_regret(result, s)) for s in steps],
           C.fmt_ci(C.final_regret(result)), f"{late_rate(result).mean():.3f}")
          for label, result in long.items()],
-        f"Mean ± 95% CI over {t.num_runs} runs (the authors' instance and subset sequence, "
-        "quadratic preset, M = 8, buffer 10,000); EpiNet not run (about 10x dearer per round "
-        "on a CPU).")
+        f"Mean ± 95% CI over {t.num_runs} runs (EpiNet, 10x dearer a round, not run).")
 
 
 def pools_table(runner: Runner, pools) -> C.Table:
@@ -568,7 +525,7 @@ def pools_table(runner: Runner, pools) -> C.Table:
         [(f"{pool:,}", *[C.fmt_ci(C.final_regret(by_size[m])) for m in sizes])
          for pool, by_size in pools.items()],
         f"Mean ± 95% CI over {config.num_runs} runs; {runner.env('quadratic').num_arms} arms "
-        "per round drawn from the pool (the authors' recipe at each size, seed 2022).")
+        "a round from the pool.")
 
 
 def buffers_table(runner: Runner, buffers) -> C.Table:
@@ -580,8 +537,7 @@ def buffers_table(runner: Runner, buffers) -> C.Table:
         ["capacity C", "R_T", f"R_T - R_T(C = {largest:,}) (paired)", "relative"],
         [(f"{c:,}", C.fmt_ci(C.final_regret(r)), C.gap_text(gaps[c]),
           f"{100 * gaps[c].mean() / max(full.mean(), 1e-12):+.1f}%") for c, r in buffers.items()],
-        f"Mean ± 95% CI over {task.num_runs} runs; C = {largest:,} "
-        f"{'holds the whole horizon' if largest >= task.horizon else ''}.")
+        f"Mean ± 95% CI over {task.num_runs} runs.")
 
 
 def ablations_table(runner: Runner, ablations) -> C.Table:
@@ -591,14 +547,12 @@ def ablations_table(runner: Runner, ablations) -> C.Table:
         [(name, law, C.fmt_ci(C.final_regret(r)),
           C.gap_text(C.final_regret(r) - C.final_regret(next(iter(by_law.values())))))
          for name, by_law in ablations.items() for law, r in by_law.items()],
-        f"Mean ± 95% CI over {runner.config.num_runs} runs; one law varied at a time, the "
-        "others at the defaults (update Coordinate, reference Sphere, perturbation Sphere); the "
+        f"Mean ± 95% CI over {runner.config.num_runs} runs; one law varied at a time; the "
         "first row of each ablation is the default.")
 
 
 def window_ms(costs: Mapping[str, np.ndarray], lo: float, hi: float) -> float:
-    """ms per round of the fastest chunk ending in ``(lo, hi]`` (other processes only ever slow
-    a chunk down)."""
+    """ms per round of the fastest chunk ending in ``(lo, hi]`` (load only slows chunks)."""
     pick = (costs["steps"] > lo) & (costs["steps"] <= hi)
     return float(np.min(costs["ms"][pick])) if pick.any() else math.nan
 
@@ -623,15 +577,13 @@ def lmc_table(runner: Runner, lmc, costs) -> C.Table:
         ["agent", "R_T", f"ms/round, rounds {early[0]:.0f}-{early[1]:.0f}",
          f"ms/round, rounds {late[0]:.0f}-{late[1]:.0f}", "late / early"],
         [(label, C.fmt_ci(C.final_regret(r)), *cells(label)) for label, r in lmc.items()],
-        f"Regret: mean ± 95% CI over {task.num_runs} runs. Cost: one run played in chunks of "
-        f"{min(runner.config.time_chunk, task.horizon)} rounds, each timed (the window's "
-        "fastest chunk; compilation excluded). LMC-TS keeps the whole history (buffer = T) and "
-        "takes min(t, num_iter) Langevin steps on it every round.")
+        f"Regret: mean ± 95% CI over {task.num_runs} runs. Cost: one run timed in chunks of "
+        f"{min(runner.config.time_chunk, task.horizon)} rounds (the window's fastest chunk).")
 
 
 def always_rates(runner: Runner) -> dict[str, tuple[float, float]]:
-    """``{policy: (accuracy, expected regret per round)}`` of always-block and always-publish:
-    closed forms from the corpus' hate rate and the environment's rewards."""
+    """``{policy: (accuracy, expected regret per round)}`` of always-block and always-publish,
+    in closed form from the corpus' hate rate and the environment's rewards."""
     env = runner.env("moderation")
     hate, block = float(env.data.meta.hate_rate), float(env.block_reward)
     out = {}
@@ -646,8 +598,7 @@ def always_rates(runner: Runner) -> dict[str, tuple[float, float]]:
 
 
 def moderation_table(runner: Runner, moderation, note: str | None) -> C.Table:
-    task, config = runner.tasks["moderation"], runner.config
-    late = late_start(task.horizon)
+    task, late = runner.tasks["moderation"], late_start(runner.tasks["moderation"].horizon)
     rows = [("not run", "—", "—", "—", "—")] if note else [
         (label, C.fmt_ci(C.final_regret(r)), C.fmt_ci(accuracy(r)), C.fmt_ci(accuracy(r, late)),
          f"{(np.asarray(r.metrics['blocked'], np.float64)[:, -1] / task.horizon).mean():.2f}")
@@ -659,11 +610,7 @@ def moderation_table(runner: Runner, moderation, note: str | None) -> C.Table:
         f"Moderation (stand-in corpus, T = {task.horizon:,}): accuracy beside regret",
         ["agent", "R_T", "accuracy (all rounds)", f"accuracy, rounds {late + 1:,}-{task.horizon:,}",
          "blocked"], rows,
-        note or (f"Mean ± 95% CI over {task.num_runs} runs; preset hate-speech (M = 4, B = 32, "
-                 "one Adam step every 10 rounds from round 20, lr 1e-4) on a randomly "
-                 f"initialised {config.lm_layers}-block transformer (width {config.lm_width}; "
-                 f"GPT-2's tokenizer, {config.mod_length} tokens per post); 'frozen' trains the "
-                 "heads only. Always-block / always-publish: closed forms."))
+        note or f"Mean ± 95% CI over {task.num_runs} runs; 'frozen' trains the heads only.")
 
 
 def tables(runner: Runner, panels: Panels) -> list[C.Table]:
@@ -676,26 +623,23 @@ def tables(runner: Runner, panels: Panels) -> list[C.Table]:
             moderation_table(runner, p.moderation, p.moderation_note)]
 
 
-# ------------------------------------------------------------------------------------------------
-# Claims.
+# -- Claims (Li et al. 2024, Sec. 5.2, App. F.2, G.5; the authors' code) ------------------------
 
 
 def check_claims(runner: Runner, panels: Panels) -> list[tuple[str, bool | None, str]]:
-    """Every claim checked (Li et al. 2024, Sec. 5.2, App. F.2, G.5; and the authors' code)."""
+    """Every claim's ``(claim, verdict, evidence)``."""
     config, tasks, comparison = runner.config, runner.tasks, panels.comparison
     counts = {label: jb.nets.paper_param_count(HEADS[label], 100) for label in PAPER_COUNTS}
     claims = [("Parameter ordering at M = 8 (d = 100, D = 64, C = 1): Ensemble++ 11,713 < EpiNet "
                "17,931 < Ensemble+ 22,288",
                counts == PAPER_COUNTS and counts["ES++"] < counts["EpiNet"] < counts["Ensemble+"],
-               ", ".join(f"{k} {v:,}" for k, v in counts.items()) + " by the paper's formulas")]
+               ", ".join(f"{k} {v:,}" for k, v in counts.items()))]
     for task in (t for t in ("shuttle", "quadratic") if t in comparison):
-        gaps, t, u = start_gaps(runner, task, comparison[task]), tasks[task], \
-            runner.update_start(task)
+        gaps, t = start_gaps(runner, task, comparison[task]), tasks[task]
         claims.append((f"Every agent beats uniform random on {t.title} once past its update "
-                       f"start (rounds {u + 1}-{t.horizon})",
+                       f"start (rounds {runner.update_start(task) + 1}-{t.horizon})",
                        C.all_of([C.verdict_at_most(g, 0.0) for g in gaps.values()]),
-                       "paired regret after round u minus random's: " + "; ".join(
-                           f"{k} {C.gap_text(g)}" for k, g in gaps.items())))
+                       "; ".join(f"{k} {C.gap_text(g)}" for k, g in gaps.items())))
     if "quadratic" in comparison and tasks["quadratic"].horizon <= AUTHORS_HORIZON:
         by_label = comparison["quadratic"]
         es, verdicts, parts = C.final_regret(by_label["ES++"]), [], []
@@ -703,9 +647,9 @@ def check_claims(runner: Runner, panels: Panels) -> list[tuple[str, bool | None,
             mean, half = C.paired_gap(es, C.final_regret(by_label[other]))
             verdicts.append(C.decide(mean >= 0, mean + half < 0))
             parts.append(f"R(ES++) - R({other}) = {mean:+.1f} ± {half:.1f}")
-        claims.append((f"Small scale matches the authors' code: on the quadratic preset at "
-                       f"T = {tasks['quadratic'].horizon:,} Ensemble++ is not below Greedy or "
-                       "Ensemble+", C.all_of(verdicts), "; ".join(parts)))
+        claims.append((f"As in the authors' code at T = {tasks['quadratic'].horizon:,}: "
+                       "Ensemble++ is not below Greedy or Ensemble+ on the quadratic",
+                       C.all_of(verdicts), "; ".join(parts)))
     claims += paper_ordering_claims(runner, panels.long, comparison)
     verdicts, parts = [], []
     for task in (t for t in ("quadratic", "neural") if t in comparison):
@@ -719,41 +663,38 @@ def check_claims(runner: Runner, panels: Panels) -> list[tuple[str, bool | None,
         parts.append(f"{task}: Greedy ranks {rank} of {len(finals)} from the worst, "
                      f"significantly below {better or 'none'}")
     if verdicts:
-        claims.append((f"Greedy is the worst or near-worst on the synthetic tasks (Fig. 3; at "
-                       f"T = {config.horizon:,})", C.all_of(verdicts), "; ".join(parts)))
+        claims.append((f"Fig. 3: Greedy is the worst or near-worst on the synthetic tasks "
+                       f"(T = {config.horizon:,})", C.all_of(verdicts), "; ".join(parts)))
     for task, by_label in panels.params.items():
         if "ES++" not in by_label or len(by_label) < 2:
             continue
         pairs = [(m, k, C.final_regret(by_label["ES++"][m]), C.final_regret(by_label[k][m]))
                  for m in config.sizes for k in ("Ensemble+", "EpiNet") if k in by_label]
         claims.append((f"Figs. 1 / 10 on {tasks[task].title}: Ensemble++ has lower regret than "
-                       "Ensemble+ and EpiNet at every M (and fewer parameters)",
-                       C.all_of([C.lower(a, b) for *_, a, b in pairs]),
-                       "paired R(ES++) - R(other): " + "; ".join(
-                           f"M={m} vs {k}: {C.gap_text(a - b)}" for m, k, a, b in pairs)))
+                       "Ensemble+ and EpiNet at every M", C.all_of([C.lower(a, b)
+                                                               for *_, a, b in pairs]),
+                       "; ".join(f"M={m} vs {k}: {C.gap_text(a - b)}" for m, k, a, b in pairs)))
     claims += pools_claims(config, panels.pools) + buffer_claims(runner, panels.buffers)
     claims += ablation_claims(panels.ablations) + lmc_claims(runner, panels.lmc, panels.costs)
     return claims + moderation_claims(runner, panels.moderation, panels.moderation_note)
 
 
 def paper_ordering_claims(runner: Runner, long, comparison) -> list:
-    """The paper's ordering on the quadratic at T = 10^5: from the paper-horizon check, or from
-    Fig. 3 when that runs at the paper's horizon; "not run" otherwise."""
-    claim = ("Paper's ordering (Fig. 3): on the quadratic at T = 10^5 Ensemble++ has "
-             "the lowest regret")
+    """Fig. 3's ordering at T = 10^5: from the paper-horizon check, or from Fig. 3 when that
+    runs at the paper's horizon; "not run" otherwise."""
+    claim = "Fig. 3: on the quadratic at T = 10^5 Ensemble++ has the lowest regret"
     quadratic, left = runner.tasks["quadratic"], ""
     if long is None and "quadratic" in comparison and quadratic.horizon >= PAPER_HORIZON:
         long, t = comparison["quadratic"], quadratic
     elif long is None:
-        return [(claim, None, "not run at this scale (`--scale paper` runs Fig. 3 at "
-                              "T = 10^5; `--scale small` checks it with two runs)")]
+        return [(claim, None, "not run at this scale")]
     else:
         t, left = runner.tasks["long"], ", EpiNet left out" if "EpiNet" not in long else ""
     learners = [k for k in long if k != RANDOM]
     best = min(learners, key=lambda k: C.mean_final(long[k]))
     es = C.final_regret(long["ES++"])
     verdict = C.decide(best == "ES++", C.lower(es, C.final_regret(long[best])) is False)
-    return [(claim + f" (run here at T = {t.horizon:,} with {t.num_runs} runs{left})", verdict,
+    return [(claim + f" (T = {t.horizon:,}, {t.num_runs} runs{left})", verdict,
              f"lowest: {best}; " + "; ".join(f"R(ES++) - R({k}) = "
                                             f"{C.gap_text(es - C.final_regret(long[k]))}"
                                             for k in learners if k != "ES++")
@@ -798,12 +739,10 @@ def buffer_claims(runner: Runner, buffers) -> list:
     scale = max(full.mean(), 1e-12)
     verdict = C.decide(abs(mean) <= SLIGHT * scale,
                        mean - half > SLIGHT * scale or mean + half < -SLIGHT * scale)
-    whole = "C >= T" if largest >= task.horizon else f"C = {largest:,}"
-    return [(f"Fig. 11: a buffer of C = {capacity:,} (about T/10, as 10^4 is at T = 10^5) "
-             f"changes final regret only slightly against {whole} (within "
-             f"{100 * SLIGHT:.0f}%)", verdict,
+    return [(f"Fig. 11: a buffer of C = {capacity:,} (about T/10) changes final regret by less "
+             f"than {100 * SLIGHT:.0f}% against C = {largest:,}", verdict,
              f"paired gap {mean:+.1f} ± {half:.1f} = {100 * mean / scale:+.1f}% of "
-             f"{full.mean():.1f} ({task.title}, T = {task.horizon:,})")]
+             f"{full.mean():.1f} ({task.short}, T = {task.horizon:,})")]
 
 
 def ablation_claims(ablations) -> list:
@@ -823,9 +762,8 @@ def ablation_claims(ablations) -> list:
         significant = [(a, b, g) for a, b, g, h in pairs if abs(g) - h > 0]
         large = [g for *_, g in significant if abs(g) > SLIGHT * scale]
         claims.append((f"Fig. 14 ({field}): {text}", C.decide(not significant, bool(large)),
-                       f"spread of the means {100 * (max(means) - min(means)) / scale:.1f}% of "
-                       "their average; significant pairs "
-                       f"{[(a, b) for a, b, _ in significant] or 'none'}"))
+                       f"spread of the means {100 * (max(means) - min(means)) / scale:.1f}%; "
+                       f"significant pairs {[(a, b) for a, b, _ in significant] or 'none'}"))
     return claims
 
 
@@ -840,22 +778,18 @@ def lmc_claims(runner: Runner, lmc, costs) -> list:
               and runner.update_start("vector") < early[0])
     return [(f"App. F.2: Ensemble++ has lower regret than LMC-TS on vector-quadratic "
              f"(T = {task.horizon:,})", C.lower(es, mc),
-             f"paired R(ES++) - R(LMC-TS) = {C.gap_text(es - mc)}; ES++ {C.fmt_ci(es)}, "
-             f"LMC-TS {C.fmt_ci(mc)}"),
-            (f"App. F.2: LMC-TS's per-round cost grows with t while Ensemble++'s is flat (late "
-             f"/ early >= {GROWTH:g} for LMC-TS, <= {STEADY:g} for ES++)",
+             f"paired R(ES++) - R(LMC-TS) = {C.gap_text(es - mc)}"),
+            (f"App. F.2: LMC-TS's cost a round grows with t, Ensemble++'s is flat (late / early "
+             f">= {GROWTH:g} for LMC-TS, <= {STEADY:g} for ES++)",
              (ratios[LMC] >= GROWTH and ratios["ES++"] <= STEADY) if enough else None,
-             f"measured ms per round, rounds {late[0]:.0f}-{late[1]:.0f} over "
-             f"{early[0]:.0f}-{early[1]:.0f}: "
-             + ", ".join(f"{k} {ratios[k]:.2f}x ({window_ms(costs[k], *early):.3f} -> "
-                         f"{window_ms(costs[k], *late):.3f} ms)" for k in costs)
+             ", ".join(f"{k} {ratios[k]:.2f}x" for k in costs)
              + ("" if enough else "; too few timed chunks past the update start"))]
 
 
 def moderation_claims(runner: Runner, moderation, note: str | None) -> list:
+    title = "App. G.5 (moderation, stand-in): "
     if note:
-        return [("Moderation (Fig. 3, App. G.5; on the stand-in): Ensemble++'s accuracy is above "
-                 "Ensemble+'s (about +5 points) and Greedy's", None, note)]
+        return [(title + "Ensemble++'s accuracy is above Ensemble+'s and Greedy's", None, note)]
     task = runner.tasks["moderation"]
     late = late_start(task.horizon)
     acc = {k: accuracy(v, late) for k, v in moderation.items()}
@@ -868,29 +802,26 @@ def moderation_claims(runner: Runner, moderation, note: str | None) -> list:
     others = [k for k in ("Ensemble+", "Greedy") if k in acc]
     if "ES++" in acc and others:
         verdict, gaps = above([("ES++", o) for o in others])
-        claims.append(("Moderation (Fig. 3, App. G.5; on the stand-in): Ensemble++'s accuracy "
-                       f"over rounds {late + 1:,}-{task.horizon:,} is above "
-                       + " and ".join(f"{o}'s" for o in others)
-                       + " (paper: about +5 points over Ensemble+)", verdict,
-                       "paired accuracy gaps: " + "; ".join(
-                           f"ES++ - {o}: {g} points" for o, g in zip(others, gaps, strict=True))))
+        claims.append((title + f"Ensemble++'s accuracy over rounds {late + 1:,}-{task.horizon:,} "
+                       "is above " + " and ".join(f"{o}'s" for o in others), verdict,
+                       "; ".join(f"ES++ - {o}: {g} points"
+                                 for o, g in zip(others, gaps, strict=True))))
     frozen = [k for k in runner.config.mod_frozen if f"{k} frozen" in acc]
     if frozen:
         verdict, gaps = above([(k, f"{k} frozen") for k in frozen])
-        claims.append(("Moderation: fine-tuning the backbone beats freezing it (accuracy over "
-                       "the last fifth)", verdict, "paired fine-tuned - frozen: " + "; ".join(
-                           f"{k}: {g} points" for k, g in zip(frozen, gaps, strict=True))))
+        claims.append((title + "fine-tuning the backbone beats freezing it (accuracy, last "
+                       "fifth)", verdict, "; ".join(f"{k}: {g} points"
+                                                    for k, g in zip(frozen, gaps, strict=True))))
     if "ES++" in moderation:
         best = min(rate for _, rate in always_rates(runner).values()) * task.horizon
         es = C.final_regret(moderation["ES++"])
-        claims.append(("Moderation (App. G.5): Ensemble++ beats always-block and "
-                       "always-publish (lower regret)", C.verdict_at_most(es, best),
+        claims.append((title + "Ensemble++ beats always-block and always-publish (lower regret)",
+                       C.verdict_at_most(es, best),
                        f"ES++ R_T {C.fmt_ci(es)}; the better constant policy {best:.1f}"))
     return claims
 
 
-# ------------------------------------------------------------------------------------------------
-# Drawing and main.
+# -- Drawing and main ----------------------------------------------------------------------------
 
 
 def draw_params(ax, runner: Runner, task: str, by_label) -> None:
@@ -912,8 +843,7 @@ def draw_costs(ax, costs) -> None:
     for label, c in costs.items():
         ax.plot(c["steps"], c["ms"], marker=".", label=label)
     C.style_axes(ax, "round t", "wall time per round (ms, one run)",
-                 "App. F.2: LMC-TS and Ensemble++, per-round cost against t", legend=7,
-                 which="both", log="y")
+                 "App. F.2: cost per round against t", legend=7, which="both", log="y")
 
 
 def draw_accuracy(ax, moderation, runner: Runner) -> None:
@@ -926,6 +856,18 @@ def draw_accuracy(ax, moderation, runner: Runner) -> None:
         ax.annotate(policy, (1, acc), fontsize=7)
     C.style_axes(ax, "round t", "accuracy so far", "Moderation (stand-in): accuracy", legend=7,
                  which="both", log="x")
+
+
+def draw_laws(ax, field: str, by_law) -> None:
+    """Fig. 14: final regret (mean, 95% CI) of each law, the default first."""
+    stats = np.nan_to_num(np.array([C.mean_ci(C.final_regret(r)) for r in by_law.values()]))
+    ax.bar(range(len(by_law)), stats[:, 0], yerr=stats[:, 1], capsize=3,
+           color=["C0"] + ["C1"] * (len(by_law) - 1))
+    ax.set_xticks(range(len(by_law)), list(by_law), rotation=30, fontsize=8)
+    low, high = np.min(stats[:, 0] - stats[:, 1]), np.max(stats[:, 0] + stats[:, 1])
+    ax.set_ylim(max(0.0, low - 0.5 * (high - low)), high + 0.2 * (high - low) + 1e-9)
+    ax.grid(alpha=0.3, axis="y")
+    ax.set(ylabel="ES++ final regret", title=f"Fig. 14: {field}")
 
 
 def draw(runner: Runner, panels: Panels):
@@ -960,15 +902,7 @@ def draw(runner: Runner, panels: Panels):
     jb.plot_regret({f"C = {c:,}": r for c, r in panels.buffers.items()}, ax=next(ax),
                    title=f"Fig. 11: buffer ({runner.tasks[config.buffer_task].short})")
     for name, field, _ in ABLATIONS:
-        a, by_law = next(ax), panels.ablations[name]
-        stats = np.nan_to_num(np.array([C.mean_ci(C.final_regret(r)) for r in by_law.values()]))
-        a.bar(range(len(by_law)), stats[:, 0], yerr=stats[:, 1], capsize=3,
-              color=["C0"] + ["C1"] * (len(by_law) - 1))
-        a.set_xticks(range(len(by_law)), list(by_law), rotation=30, fontsize=8)
-        low, high = np.min(stats[:, 0] - stats[:, 1]), np.max(stats[:, 0] + stats[:, 1])
-        a.set_ylim(max(0.0, low - 0.5 * (high - low)), high + 0.2 * (high - low) + 1e-9)
-        a.grid(alpha=0.3, axis="y")
-        a.set(ylabel="ES++ final regret", title=f"Fig. 14: {field}")
+        draw_laws(next(ax), field, panels.ablations[name])
     jb.plot_regret(panels.lmc, ax=next(ax), title="App. F.2: vector-quadratic")
     draw_costs(next(ax), panels.costs)
     a, b = next(ax), next(ax)
@@ -985,20 +919,10 @@ def body(r: C.Run) -> C.Page:
     config = r.config
     runner = Runner(config, r.key, r.progress, log=r.log, cache=r.args.cache)
     panels = run(runner)
-    long = (f"the paper-horizon check: T = {config.long_horizon:,}, {config.long_runs} runs"
-            if config.long_horizon else "no paper-horizon check at this scale")
-    intro = (f"Li et al. 2024, Sec. 5.2, App. F.2 and G.5, with the authors' code's findings. "
-             "Quadratic (`quadratic-pool`, the authors' instance and subset sequence) and Neural "
-             f"(`random-mlp-bernoulli`, the authors' pool, tau = 0.1) tasks: T = "
-             f"{config.horizon:,}, {config.num_runs} runs; Shuttle (`shuttle-epp`): T = "
-             f"{config.shuttle_horizon:,}, {config.shuttle_runs} runs; App. F.2 "
-             f"(`vector-quadratic`): T = {config.lmc_horizon:,}, {config.lmc_runs} runs; "
-             f"moderation (`text-moderation`, generated stand-in corpus): T = "
-             f"{config.mod_horizon:,}, {config.mod_runs} runs; {long}. The authors' presets "
-             "(quadratic, neural-classification, shuttle, vector-quadratic, hate-speech) apply "
-             f"to every method; backbone a {' x '.join(map(str, config.hidden))} ReLU MLP (a "
-             f"small random transformer for moderation); M = {config.ensemble_size} unless "
-             "swept.")
+    intro = ", ".join(f"{t.short}: T = {t.horizon:,}, {t.num_runs} runs"
+                      for t in runner.tasks.values())
+    intro += (f"; backbone {' x '.join(map(str, config.hidden))} ReLU MLP, M = "
+              f"{config.ensemble_size} unless swept.")
     return C.Page(draw(runner, panels), tables(runner, panels), check_claims(runner, panels),
                   intro, {"config": config, "runner": runner, "panels": panels})
 

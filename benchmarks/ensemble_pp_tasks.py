@@ -1,26 +1,11 @@
-"""Ensemble++ (Li, Xu, Wang & Luo), App. F.2 / Fig. 10(f): LMC-TS and the baselines on every task.
+"""Ensemble++ (Li et al. 2024), App. F.2 / Fig. 10(f): LMC-TS and the baselines on every task.
 
-Li et al. 2024, App. F.2 ("Ensemble++ consistently outperforms LMCTS ... across a variety of
-nonlinear bandits", Fig. 10(f)(c); "outperforms these baselines across all tasks", Fig.
-10(f)(a-b)) on the tasks ``ensemble_pp_neural`` runs LMC-TS on only one of (``vector-quadratic``)
-and on Mushroom:
-
-* the Quadratic task (``quadratic-pool``, the authors' instance), the Neural task
-  (``random-mlp-bernoulli``, the authors' instance), Shuttle (``shuttle-epp``) and Mushroom
-  (``mushroom-epp``: one-hot attributes, unit rows, noise 1.0). Mushroom's file
-  (``agaricus-lepiota.data``) cannot be shipped: it is read from ``--set data_path=DIR`` or
-  ``$JAXBANDITS_DATA``; where it is absent scikit-learn's bundled breast_cancer set (binary,
-  Ensemble++'s encoding: unit rows, one shuffled pass, noise 1.0) stands in and the panel says so.
-* Agents: Ensemble++ (``neural-ensemble-pp``, M = 8), Ensemble+, Greedy (the authors' per-task
-  presets, a 2 x 64 ReLU backbone), LMC-TS (``lmc-ts``, the official devzhk/LMCTS configuration:
-  ``quadratic`` for the Quadratic task, ``shuttle`` for the others, where the code has none (our
-  choice: on the Neural task the quadratic one diverged, a NaN by round 15 in 1 of 4 runs); the
-  whole horizon in its buffer) and uniform random.
-
-Claims: Ensemble++ ends below LMC-TS, Ensemble+ and Greedy on every task. Common random numbers.
-Scales: ``small`` (T = 1,000, 4 runs, EpiNet left out; 3,289 s on the shared 2-core machine,
-about 2,300 s of it LMC-TS), ``paper`` (T = 10^4, 10 runs, EpiNet too; a GPU), ``tiny`` for the
-tests::
+Li et al. 2024, App. F.2: Ensemble++ (M = 8), Ensemble+, Greedy (the authors' presets, a 2 x 64
+ReLU MLP), LMC-TS (the official configurations, the whole horizon in its buffer) and random on
+the Quadratic, Neural, Shuttle and Mushroom tasks. Mushroom's file is read from ``--set
+data_path=DIR`` or ``$JAXBANDITS_DATA``, else scikit-learn's breast_cancer stands in (the panel
+says so). Claim: Ensemble++ ends below the others on every task. Evidence:
+docs/reproductions/li-2024.md::
 
     python -m benchmarks.reproduce ensemble_pp_tasks --scale small --set data_path=~/data
 """
@@ -32,13 +17,14 @@ import math
 from collections.abc import Sequence
 
 import jaxbandits as jb
+from benchmarks import ensemble_pp_neural as neural
 from benchmarks import framework as C
 
 NAME = "ensemble_pp_tasks"
 TITLE = "Ensemble++ App. F.2 / Fig. 10(f): LMC-TS, Ensemble+ and Greedy on every task"
-AGENTS = {"ES++": "neural-ensemble-pp", "Ensemble+": "ensemble-plus", "EpiNet": "epinet",
-          "Greedy": "neural-greedy", "LMC-TS": "lmc-ts", "random": "random"}
-#: task -> (environment, the Ensemble++ preset, the LMC-TS configuration)
+AGENTS = (*neural.AGENTS, neural.LMC, neural.RANDOM)  # ES++, Ensemble+, EpiNet, Greedy, ...
+#: task -> (environment, Ensemble++ preset, LMC-TS configuration: ``shuttle`` where the
+#: official code has none)
 TASKS = {"quadratic": ("quadratic-pool", "quadratic", "quadratic"),
          "neural": ("random-mlp-bernoulli", "neural-classification", "shuttle"),
          "shuttle": ("shuttle-epp", "shuttle", "shuttle"),
@@ -100,15 +86,9 @@ def environment(task: str, c: Config):
 
 
 def agent(label: str, task: str, env, c: Config):
-    if label == "random":
-        return jb.make_agent("random")
-    if label == "LMC-TS":
-        return jb.make_agent("lmc-ts", preset=TASKS[task][2], env=env, horizon=c.horizon,
-                             buffer_size=c.horizon, **dict(c.lmc_overrides))
-    fields = {"backbone": jb.nets.MLPBackbone(hidden=c.hidden), **dict(c.agent_overrides)}
-    if label != "Greedy":
-        fields["ensemble_size"] = c.ensemble_size
-    return jb.make_agent(AGENTS[label], preset=TASKS[task][1], **fields).resolved()
+    """``ensemble_pp_neural``'s agent with the task's preset (LMC-TS: its configuration)."""
+    preset = TASKS[task][2 if label == neural.LMC else 1]
+    return neural.make_agent(label, neural.Task(task, task, preset, c.horizon, c.num_runs), c, env)
 
 
 def experiments(c: Config) -> dict[str, C.Experiment]:

@@ -1,25 +1,12 @@
-"""Li et al. 2024 (Ensemble++): the authors' public code and the official LMC-TS code beside the
-engine on the same instances, for docs/reproductions/li-2024.md, "Misses and their causes".
+"""Li et al. 2024 (Ensemble++): the authors' and the official LMC-TS code beside the engine.
 
-Three comparisons, each run once with ``--side authors`` (the authors' code, in a Python with
-NumPy, SciPy, numba and PyTorch, their checkout on ``PYTHONPATH``) and once with ``--side engine``
-(jaxbandits); each prints the final regret of every run and the mean ± standard error::
+``linear`` (Fig. 2(a)), ``lmcts`` (App. F.2) and ``greedy`` (Fig. 3), each run with ``--side
+authors`` (their checkout on ``PYTHONPATH``; without it, it says what is missing and exits 0) and
+``--side engine``; each prints every run's final regret and the mean ± standard error. Setup,
+commands and findings: docs/reproductions/li-2024.md, "Misses and their causes"::
 
-    # (a) Fig. 2(a), linear: TS and Ensemble++ ("Index Sampling", Normal reference, Sphere
-    #     perturbation) on russo(d = 50, K = 10,000), T = 1,000
     PYTHONPATH=.:IDS python -m benchmarks.authors.li2024 linear --side authors --runs 100
     python -m benchmarks.authors.li2024 linear --side engine --runs 100
-    # (b) App. F.2: LMC-TS (devzhk/LMCTS) on vector-quadratic (d = 20, K = 50), T = 2,000
-    PYTHONPATH=.:LMCTS python -m benchmarks.authors.li2024 lmcts --side authors --runs 4
-    # (c) Fig. 3: Greedy (Ensemble++ with both scales 0) and Ensemble+ on the quadratic instance
-    PYTHONPATH=.:EPP python -m benchmarks.authors.li2024 greedy --side authors --runs 10
-
-IDS is a checkout of ``jiawei415/Information_Directed_Sampling`` (master: ``agent/closedform.py``,
-``env/linear.py``, ``utils.py``), EPP of ``szrlee/Ensemble_Plus_Plus`` and LMCTS of
-``devzhk/LMCTS``. Without them the authors' side prints what is missing and exits 0. Nothing of
-the authors' algorithms is changed; the linear runs replace two diagnostics of ``LinMAB.IS``
-(``approx_err``, ``approx_err_compact``: they only fill the returned log) by no-ops, which halves
-the time and changes no action or update.
 """
 
 from __future__ import annotations
