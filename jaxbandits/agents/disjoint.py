@@ -40,7 +40,6 @@ from jaxbandits.agents.epsilon_greedy import (
 )
 from jaxbandits.agents.select import greedy_index
 from jaxbandits.core import Agent, Context, Feedback, Spec, check_choice, check_nonnegative
-from jaxbandits.envs.disjoint import SharedContext
 from jaxbandits.linalg import (
     DisjointState,
     EnsembleState,
@@ -60,15 +59,17 @@ __all__ = ["DisjointAgent", "DisjointEnsemblePlusPlus", "DisjointEpsilonGreedy",
 
 def features(context: Context) -> jax.Array:
     """What the per-arm models read this round: ``(d,)`` the shared context ``x_t`` of a
-    :class:`~jaxbandits.envs.SharedContext` (every row of ``arms`` is ``x_t``), else ``(K, d)``
-    the arms' own rows ``x_{t,a}``.
+    context that has one (``shared`` not None: a :class:`~jaxbandits.envs.SharedContext`, or
+    ``disjoint-classification``'s row; every row of ``arms`` is ``x_t``), else ``(K, d)`` the
+    arms' own rows ``x_{t,a}``.
 
     A shared ``x_t`` is materialised once (``lax.optimization_barrier``): XLA would otherwise
     fuse the environment's whole draw of ``x_t`` into each of the K d^2 products that read it
     (measured: a round of ``disjoint-lin-ucb`` on ``disjoint-linear`` 1.6x slower without it).
     """
-    if isinstance(context, SharedContext) and context.shared is not None:
-        return jax.lax.optimization_barrier(context.shared)
+    shared = getattr(context, "shared", None)
+    if shared is not None:
+        return jax.lax.optimization_barrier(shared)
     return context.arms
 
 

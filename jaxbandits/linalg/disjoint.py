@@ -115,8 +115,9 @@ def disjoint_sq_widths(state: DisjointState, x: jax.Array) -> jax.Array:
     dim, num_arms, _ = state.factor.shape
     if x.ndim == 1:
         projected = (x @ state.factor.reshape(dim, num_arms * dim)).reshape(num_arms, dim)
-    else:
-        projected = jnp.einsum("kj,jki->ki", x, state.factor)
+    else:  # row k: sum_j x[k, j] S_k[j, :], as d terms on the (K, d) slices (no transposed copy)
+        projected = functools.reduce(
+            jnp.add, [x[:, j, None] * state.factor[j] for j in range(dim)])
     return _sum_of_squares(projected)
 
 
