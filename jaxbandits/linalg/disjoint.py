@@ -104,9 +104,7 @@ def disjoint_means(theta: jax.Array, x: jax.Array) -> jax.Array:
     """``(K,)`` the per-arm values ``x_a^T theta_a`` for parameters ``theta`` ``(K, d)`` (the
     ridge means ``state.mean`` or posterior draws) and ``x`` ``(d,)``, a context shared by the
     arms, or ``(K, d)``, row ``a`` arm ``a``'s features ``x_{t,a}``."""
-    if x.ndim == 1:
-        return theta @ x
-    return jnp.sum(x * theta, axis=-1)
+    return _inner(theta, x)
 
 
 def disjoint_sq_widths(state: DisjointState, x: jax.Array) -> jax.Array:
@@ -118,13 +116,15 @@ def disjoint_sq_widths(state: DisjointState, x: jax.Array) -> jax.Array:
     else:  # row k: sum_j x[k, j] S_k[j, :], as d terms on the (K, d) slices (no transposed copy)
         projected = functools.reduce(
             jnp.add, [x[:, j, None] * state.factor[j] for j in range(dim)])
-    return _sum_of_squares(projected)
+    return _inner(projected, projected)
 
 
-def _sum_of_squares(p: jax.Array) -> jax.Array:
-    """``sum_i p[..., i]^2`` as d explicit terms: XLA's CPU compiler turns ``jnp.sum(p * p, -1)``
-    into a library reduction, which keeps a simulation's round from compiling into one kernel."""
-    return functools.reduce(jnp.add, [p[..., i] * p[..., i] for i in range(p.shape[-1])])
+def _inner(a: jax.Array, b: jax.Array) -> jax.Array:
+    """``sum_i a[..., i] b[..., i]`` (shapes broadcast) as d explicit terms. XLA's CPU compiler
+    turns ``jnp.sum(a * b, -1)`` into a library reduction, which keeps a simulation's round from
+    compiling into one kernel; the terms were also faster than ``theta @ x`` for the K means of a
+    shared context (measured: ``disjoint-epsilon-greedy`` 6%, d = 10, K = 20)."""
+    return functools.reduce(jnp.add, [a[..., i] * b[..., i] for i in range(a.shape[-1])])
 
 
 def disjoint_covariance(state: DisjointState) -> jax.Array:
