@@ -8,7 +8,7 @@ MABWiser's and OBP's linear policies) every row is ``x_t``. Each arm keeps
     A_a = reg I + sum_{s: a_s = a} x_s x_s^T,    theta_a = A_a^{-1} sum_{s: a_s = a} r_s x_s
 
 in square-root form (:mod:`jaxbandits.linalg.disjoint`): the scores read the K models in
-O(K d^2) per round (with a shared context, one ``(K d, d) @ x_t`` product), an update touches
+O(K d^2) per round (with a shared context, one ``x_t^T (d, K d)`` product), an update changes
 only the played arm's model (O(d^2)).
 
 * ``disjoint-lin-ucb`` (Li et al. 2010, Alg. 1): ``x_a^T theta_a + alpha sqrt(x_a^T A_a^{-1}
@@ -80,7 +80,7 @@ def _played(x: jax.Array, action: jax.Array) -> jax.Array:
 
 class DisjointAgent(Agent):
     """Shared plumbing of the per-arm ridge agents: ``init`` (K models ``A_a = reg I``) and the
-    Sherman-Morrison ``update`` of the played arm's model. Subclasses write only ``act``.
+    square-root (Potter) ``update`` of the played arm's model. Subclasses write only ``act``.
 
     Attributes:
       reg: lambda, the ridge regulariser of every arm's model (Li et al. 2010 use 1: ``A_a =
