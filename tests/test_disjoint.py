@@ -145,3 +145,6 @@ def test_disjoint_classification_shares_the_row_and_pays_the_class():
     right = (np.arange(K) == labels[row]).astype(float)
     np.testing.assert_array_equal(np.asarray(feedback.reward), right)
     np.testing.assert_array_equal(np.asarray(feedback.regret), 1.0 - right)
+    # the per-arm agents read the row once, as a shared context, not its K copies
+    np.testing.assert_array_equal(np.asarray(jb.agents.disjoint.features(context)),
+                                  np.asarray(context.shared))

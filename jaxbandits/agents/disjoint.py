@@ -8,7 +8,7 @@ MABWiser's and OBP's linear policies) every row is ``x_t``. Each arm keeps
     A_a = reg I + sum_{s: a_s = a} x_s x_s^T,    theta_a = A_a^{-1} sum_{s: a_s = a} r_s x_s
 
 in square-root form (:mod:`jaxbandits.linalg.disjoint`): the scores read the K models in
-O(K d^2) per round (with a shared context, one ``(K d, d) @ x_t`` product), an update touches
+O(K d^2) per round (with a shared context, one ``x_t^T (d, K d)`` product), an update changes
 only the played arm's model (O(d^2)).
 
 * ``disjoint-lin-ucb`` (Li et al. 2010, Alg. 1): ``x_a^T theta_a + alpha sqrt(x_a^T A_a^{-1}
@@ -40,7 +40,6 @@ from jaxbandits.agents.epsilon_greedy import (
 )
 from jaxbandits.agents.select import greedy_index
 from jaxbandits.core import Agent, Context, Feedback, Spec, check_choice, check_nonnegative
-from jaxbandits.envs.disjoint import SharedContext
 from jaxbandits.linalg import (
     DisjointState,
     EnsembleState,
@@ -60,15 +59,17 @@ __all__ = ["DisjointAgent", "DisjointEnsemblePlusPlus", "DisjointEpsilonGreedy",
 
 def features(context: Context) -> jax.Array:
     """What the per-arm models read this round: ``(d,)`` the shared context ``x_t`` of a
-    :class:`~jaxbandits.envs.SharedContext` (every row of ``arms`` is ``x_t``), else ``(K, d)``
-    the arms' own rows ``x_{t,a}``.
+    context that has one (``shared`` not None: a :class:`~jaxbandits.envs.SharedContext`, or
+    ``disjoint-classification``'s row; every row of ``arms`` is ``x_t``), else ``(K, d)`` the
+    arms' own rows ``x_{t,a}``.
 
     A shared ``x_t`` is materialised once (``lax.optimization_barrier``): XLA would otherwise
     fuse the environment's whole draw of ``x_t`` into each of the K d^2 products that read it
     (measured: a round of ``disjoint-lin-ucb`` on ``disjoint-linear`` 1.6x slower without it).
     """
-    if isinstance(context, SharedContext) and context.shared is not None:
-        return jax.lax.optimization_barrier(context.shared)
+    shared = getattr(context, "shared", None)
+    if shared is not None:
+        return jax.lax.optimization_barrier(shared)
     return context.arms
 
 
@@ -79,7 +80,7 @@ def _played(x: jax.Array, action: jax.Array) -> jax.Array:
 
 class DisjointAgent(Agent):
     """Shared plumbing of the per-arm ridge agents: ``init`` (K models ``A_a = reg I``) and the
-    Sherman-Morrison ``update`` of the played arm's model. Subclasses write only ``act``.
+    square-root (Potter) ``update`` of the played arm's model. Subclasses write only ``act``.
 
     Attributes:
       reg: lambda, the ridge regulariser of every arm's model (Li et al. 2010 use 1: ``A_a =
