@@ -379,14 +379,23 @@ def ablation_table(runs: Runs, config: Config) -> C.Table:
     table = C.Table(f"Figs. E.5-E.7: NVLDB vs NLDB, R(t)/t at t = {t}",
                     ["rule", *(f"{task}: NVLDB | NLDB" for task in runs.ablation)],
                     note=f"{config.num_runs} runs; NVLDB: the Fig. 2 runs at t = {t}.")
+    pairs = ablation_pairs(runs, config)
     for rule in config.ablation_rules:
-        cells = []
-        for task, results in runs.ablation.items():
-            nvldb = runs.figure2[task].get(label(f"nvldb-{rule}"))
-            cells.append(f"{fmt(average(nvldb, t)) if nvldb is not None else '—'} | "
-                         f"{fmt(average(results[label(f'nldb-{rule}')]))}")
-        table.add(rule.upper(), *cells)
+        table.add(rule.upper(), *(f"{'—' if a is None else fmt(a)} | {fmt(b)}"
+                                  for (_, r), (a, b) in pairs.items() if r == rule))
     return table
+
+
+def ablation_pairs(runs: Runs, config: Config) -> dict[tuple[str, str], tuple]:
+    """``{(task, rule): (NVLDB, NLDB)}``: ``(runs,)`` R(t)/t at the ablation horizon (NVLDB: the
+    Fig. 2 run, None where it did not run)."""
+    out = {}
+    for task, results in runs.ablation.items():
+        for rule in config.ablation_rules:
+            nvldb = runs.figure2[task].get(label(f"nvldb-{rule}"))
+            out[task, rule] = (None if nvldb is None else average(nvldb, config.ablation_horizon),
+                               average(results[label(f"nldb-{rule}")]))
+    return out
 
 
 def sweep_table(runs: Runs, config: Config) -> C.Table:
@@ -538,14 +547,11 @@ def check_claims(runs: Runs, config: Config) -> list:
                    (f"[Fig. 2] R(t)/t of every NVLDB variant decreases over the second half on "
                     f"{task}", *all_decreasing(results))]
     t, verdicts, csym = config.ablation_horizon, [], []
-    for task, results in runs.ablation.items():
-        for rule in config.ablation_rules:
-            nvldb = runs.figure2[task].get(label(f"nvldb-{rule}"))
-            if nvldb is not None:
-                a, b = average(nvldb, t), average(results[label(f"nldb-{rule}")])
-                verdicts.append((a.mean() <= b.mean(), below(a, b)[0]))
-                if rule.endswith("csym") and task == "quadratic":
-                    csym.append((rule, *below(b, a)))
+    for (task, rule), (a, b) in ablation_pairs(runs, config).items():
+        if a is not None:
+            verdicts.append((a.mean() <= b.mean(), below(a, b)[0]))
+            if rule.endswith("csym") and task == "quadratic":
+                csym.append((rule, *below(b, a)))
     if verdicts:
         lower = sum(v for v, _ in verdicts)
         claims.append(("[Figs. E.5-E.7] NVLDB has a lower mean R(t)/t than NLDB in most rule x "
@@ -682,19 +688,16 @@ def draw(runs: Runs, config: Config):
                 np.asarray(result.cumulative_regret)[:config.num_runs].mean(axis=0))
 
     def ablation(ax):  # Figs. E.5-E.7: NVLDB (filled) and NLDB (open) per rule and task
-        t, ticks = config.ablation_horizon, []
-        for i, (task, results) in enumerate(runs.ablation.items()):
-            for j, rule in enumerate(config.ablation_rules):
-                x = i * (len(config.ablation_rules) + 1) + j
-                ticks.append((x, f"{task}\n{rule}"))
-                nvldb = runs.figure2[task].get(label(f"nvldb-{rule}"))
-                if nvldb is not None:
-                    ax.plot(x, average(nvldb, t).mean(), "o", color="C0")
-                ax.plot(x, average(results[label(f"nldb-{rule}")]).mean(), "o", color="C3",
-                        fillstyle="none")
+        ticks = []
+        for i, ((task, rule), (a, b)) in enumerate(ablation_pairs(runs, config).items()):
+            x = i + i // len(config.ablation_rules)  # a gap between tasks
+            ticks.append((x, f"{task}\n{rule}"))
+            if a is not None:
+                ax.plot(x, a.mean(), "o", color="C0")
+            ax.plot(x, b.mean(), "o", color="C3", fillstyle="none")
         ax.set_xticks([x for x, _ in ticks], [n for _, n in ticks], fontsize=5, rotation=90)
-        C.style_axes(ax, "", f"R(t)/t at t = {t}", "Figs. E.5-E.7: NVLDB (filled) vs NLDB "
-                     "(open)", log="y")
+        C.style_axes(ax, "", f"R(t)/t at t = {config.ablation_horizon}",
+                     "Figs. E.5-E.7: NVLDB (filled) vs NLDB (open)", log="y")
 
     def sweep(ax):
         for task, by_scale in runs.sweep.items():
