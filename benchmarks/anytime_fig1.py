@@ -1,22 +1,9 @@
 """Anytime ensemble sampling (Sun, Wang & Xu), Figure 1: the linear and logistic bandits, with DT.
 
-Sun et al. 2025, Fig. 1 (Sec. 7.1-7.2), a panel per bandit, named as the paper names them:
-
-* **linear** (``linear``: unit theta* and arms, ``N(0, 0.5^2)`` noise): Lin-ES (``lin-es``,
-  m = 25, sigma_R = 0.1, lambda = 1, no initial perturbation, as Sec. 7.1 reads) and Lin-ES-DT100
-  / DT300 (an extension: the paper gives DT for GLM-ES and Neural-ES only) against LinUCB and
-  LinTS (Gaussian LinPHE is LinTS in law, Lee & Oh 2024, Sec. 6). A diagnostic Lin-ES with
-  sigma_R = 0.5 runs in the same sweep: without an initial perturbation the members only ever
-  differ along played arms, so a run can lock onto its first arms.
-* **logistic** (``logistic``: ``sigmoid(<x, theta*>) + N(0, 0.5^2)``): GLM-ES (m = 10, tau design
-  warm-up rounds, 100 gd steps of 0.01) and GLM-ES-DT100 / DT300 (restarts at ``floor(T_0 b^e)``,
-  b = 2.618, ``m_e = ceil(2 ln L_e)``, ``sigma_R,e = 0.02 ln L_e``) against UCB-GLM and GLM-TSL.
-
-The baselines are our choice (Sec. 7.2 names only Neural-UCB and Neural-TS); each one's
-exploration scale is tuned over a small grid by one ``jb.sweep`` on the evaluation runs (which
-favours them). Common random numbers: gaps are paired run by run. The distance and quadratic
-panels are ``neural_fig1``'s. ``--solver gd|newton`` sets every GLM agent's solver; ``--set
-'panels=["logistic"]'`` runs one panel::
+Sun et al. 2025, Fig. 1 (Sec. 7.1-7.2): Lin-ES (and a diagnostic sigma_R = 0.5) and GLM-ES with
+their DT100 / DT300 variants against LinUCB / LinTS and UCB-GLM / GLM-TSL, each baseline's
+exploration scale tuned by one ``jb.sweep``; setup and evidence: docs/reproductions/sun-2025.md.
+``--solver gd|newton`` sets every GLM agent's solver, ``--set 'panels=["logistic"]'`` one panel::
 
     python -m benchmarks.anytime_fig1                   # small: d = 10, K = 20, T = 2,000
     python -m benchmarks.anytime_fig1 --scale paper     # d = 20, K = 50, T = 10,000 (a GPU)

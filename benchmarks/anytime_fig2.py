@@ -1,16 +1,7 @@
 """Anytime ensemble sampling (Sun, Wang & Xu), Figure 2 (a)-(c): GLM-ES ablations (logistic).
 
-Sun et al. 2025, Fig. 2 (App. F): one setting at a time varied around the paper's GLM-ES (m = 10,
-lambda = 1, sigma_R = 0.1, tau design rounds, 100 gd steps of 0.01) on ``anytime_fig1``'s
-logistic bandit. Claims: (a) m = 5 is worse and more variable, m = 50 gains little over m = 10;
-(b) lambda ~ 1 is best (the paper's "lambda ~ 0" is 0.001); (c) sigma_R ~ 0.1 is best, tiny
-sigma_R is greedy (steep late regret), huge sigma_R over-explores (large early regret). Panel
-(d) is ``neural_fig1``'s.
-
-Each panel is one ``jb.sweep``: (a) allocates the largest m and sweeps ``active_members`` (j_t
-drawn from the first m members, exactly an m-member GLM-ES), (b) and (c) have grids of one
-length, so they share a program; the baseline is the same run in every panel (common random
-numbers)::
+Sun et al. 2025, Fig. 2 (App. F): m, lambda and sigma_R varied one at a time around GLM-ES on
+``anytime_fig1``'s logistic bandit, one ``jb.sweep`` per panel (panel (d) is ``neural_fig1``'s)::
 
     python -m benchmarks.anytime_fig2                   # small: d = 10, K = 20, T = 2,000
     python -m benchmarks.anytime_fig2 --scale paper     # d = 20, K = 50, T = 10,000
@@ -102,10 +93,8 @@ def ablation_table(ablation: str, by_value: dict, config: Config) -> C.Table:
         ["setting", "final regret (mean ± 95% CI)", "sd over runs", "gap to baseline (paired)",
          f"early regret (t = {config.warmup}..{w1})", f"late slope x1000 (t > {w2})"],
         [row(value, result) for value, result in by_value.items()],
-        f"Logistic bandit, d = {config.dim}, K = {config.num_arms}, {config.num_runs} instances "
-        f"(common random numbers), tau = {config.warmup}; other settings at the baseline m = 10, "
-        "lambda = 1, sigma_R = 0.1 (marked *). Early regret: mean over the first 20% of the "
-        "rounds after the warm-up; late slope: mean regret per round over the last 20%.")
+        f"Logistic bandit, {config.num_runs} instances; the baseline m = 10, lambda = 1, "
+        "sigma_R = 0.1 marked *; early: the first 20% after the warm-up, late: the last 20%.")
 
 
 def check_claims(results: dict[str, dict], config: Config) -> list[tuple[str, bool | None, str]]:

@@ -1,13 +1,8 @@
 """Anytime ensemble sampling (Sun, Wang & Xu), Figure 3: the doubling schedule's b and T_0.
 
-Sun et al. 2025, Fig. 3 (Sec. 6, App. E-F) on ``anytime_fig1``'s logistic bandit with GLM-ES-DT
-(restarts at ``floor(T_0 b^e)``, ``m_e = ceil(2 ln L_e)`` of 20 members, ``sigma_R,e = 0.02 ln
-L_e``, a warm-up of ``min(tau, L_e)`` design rounds an epoch): (a) final regret against the
-growth b, a line per first epoch T_0 (claims: T_0 matters little; b far from (3 + sqrt 5)/2 =
-2.618 costs regret); (b) the regret curves at one T_0 (restarts show as kinks); (c) the regret
-factor ``l(1/2, 3/2, T_0, b)`` of Lemma E.1 (``jb.agents.doubling_regret_factor``). The paper
-does not name Fig. 3's environments; we read them as the logistic and the quadratic bandit (the
-quadratic half is owed). T_0 and b are numeric fields, so the grid is one ``jb.sweep``::
+Sun et al. 2025, Fig. 3 (Sec. 6, App. E-F): GLM-ES-DT on ``anytime_fig1``'s logistic bandit over
+the growth b and first epoch T_0 (one ``jb.sweep``), beside Lemma E.1's factor
+``l(1/2, 3/2, T_0, b)``; the quadratic half is ``neural_fig3``'s::
 
     python -m benchmarks.anytime_fig3                   # small: d = 10, K = 20, T = 2,000
     python -m benchmarks.anytime_fig3 --scale paper     # d = 20, K = 50, T = 10,000
@@ -86,9 +81,7 @@ def grid_table(results, config: Config) -> C.Table:
     return t0_table(
         config, f"Final regret of GLM-ES-DT at T = {config.horizon} (mean ± 95% CI)",
         [f"b = {b:.4g}" for b in config.growths] + ["restarts at b = 2.618"], cells,
-        f"Logistic bandit, d = {config.dim}, K = {config.num_arms}, {config.num_runs} instances "
-        f"(common random numbers), tau = {config.warmup} per epoch (min(tau, L_e)). Restarts: "
-        "the boundaries T_e < T.")
+        f"Logistic bandit, {config.num_runs} instances, tau = {config.warmup} per epoch.")
 
 
 def gap_table(results, config: Config) -> C.Table:
@@ -98,7 +91,7 @@ def gap_table(results, config: Config) -> C.Table:
                     [f"b = {b:.4g} minus b = 2.618" for b in others],
                     lambda t0: [C.fmt_ci(C.final_regret(results[(t0, b)])
                                          - C.final_regret(results[(t0, g)])) for b in others],
-                    "Positive: worse than the golden growth. Run by run (common random numbers).")
+                    "Positive: worse than the golden growth.")
 
 
 def factor_table(config: Config) -> C.Table:

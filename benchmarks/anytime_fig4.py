@@ -1,11 +1,8 @@
 """Anytime ensemble sampling (Sun, Wang & Xu), Figure 4: Figure 1's panels in larger spaces.
 
-Sun et al. 2025, Sec. 7 ("we use d = 50, K = 500"): ``anytime_fig1``'s linear and logistic
-panels (agents, tuned baselines, DT variants, claims) with more features and arms; the claim is
-that the ensemble sampling algorithms remain competitive::
+Sun et al. 2025, Sec. 7 (d = 50, K = 500): ``anytime_fig1`` at larger d and K::
 
     python -m benchmarks.anytime_fig4 --scale small    # d = 20, K = 100, T = 2,000
-    python -m benchmarks.anytime_fig4 --scale paper    # d = 50, K = 500, T = 10^4 (a GPU)
 """
 
 from __future__ import annotations

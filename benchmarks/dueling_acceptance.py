@@ -1,11 +1,8 @@
 """The ordering of Oh et al. 2026, Fig. 2 (NVLDB below CoLSTIM, MaxPairUCB and uniform pairs) with
 enough runs to decide.
 
-On ``dueling-square`` and ``dueling-cosine`` (d = K = 5, BTL, T = 2,000) every NVLDB variant ends
-below CoLSTIM, MaxPairUCB and uniformly random pairs, and its R(t)/t decreases over the second
-half. ``dueling_figs --scale small`` decides square with 2 runs but not cosine; this runs only
-that panel with 20 runs per agent (the paper's seeds, in blocks of 10), with ``dueling_figs``'s
-agents, statistics and verdicts, beside the best-distinct-pair floor of the same runs::
+``dueling_figs``'s Fig. 2 panel alone (cosine; paper: cosine and square), 20 runs per agent, with
+its agents, verdicts and the best-distinct-pair floor of the same runs::
 
     python -m benchmarks.dueling_acceptance            # small: cosine; paper: cosine and square
 """

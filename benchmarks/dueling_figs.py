@@ -1,37 +1,9 @@
 """Neural variance-aware dueling bandits (Oh, Park & Paik, AISTATS 2026): Fig. 2, Figs. E.1 and
 E.5-E.8, Tables E.2-E.3, the Statlog variance study and App. E.3's compute comparison.
 
-Oh et al. 2026 (Sec. 6, App. E; and what reimplementing its Listings 2-4 showed) at reduced
-sizes, one key for every agent (run r of every agent is the same instance, so gaps are paired):
-
-* **Fig. 2 / E.1(a-c)** (``dueling-cosine``, ``-square``, ``-quadratic``, d = K = 5, BTL): the six
-  NVLDB variants against NDB-UCB / TS, CoLSTIM and VACDB, with MaxInP, MaxPairUCB and uniform
-  pairs as yardsticks; claims: every NVLDB variant ends below every baseline, R(t)/t decreases
-  over the second half. The acceptance ordering (square and cosine: every NVLDB variant below
-  CoLSTIM, MaxPairUCB and uniform pairs) is a claim of its own (``dueling_acceptance`` decides
-  it with 20 runs).
-* **Fig. E.1(d-f)**: ``dueling-statlog`` (the paper's Statlog), ``dueling-magic`` (K = 2) and
-  ``dueling-covertype`` when its file is found.
-* **Figs. E.5-E.7**: NVLDB against NLDB rule by rule, the NVLDB side read from the Fig. 2 runs at
-  the NLDB horizon (a recorded step of the same runs). **Fig. E.8**: NVLDB-UCB-ASYM's
-  ``explore_scale`` a_t, one ``jb.sweep`` per task (Fig. 2's compiled program).
-* **Statlog study**: NVLDB-UCB-OSYM against NLDB-UCB-OSYM at T = 200 (paper R(T)/T 0.017 vs 0.199),
-  self-duels forbidden (the default) and allowed (the listings' semantics).
-* **Tables E.2 / E.3**: R(t)/t at T/5, 3T/5 and T of NVLDB-UCB-{ASYM,OSYM,CSYM} on square beside
-  the paper's. **App. E.3**: the steady wall time of NVLDB-UCB-ASYM and NDB-UCB (paper 1.71 vs
-  48.8 min); the library's NDB has APOHF's diagonal design, the paper's 28x needs the full p x p
-  one (``ndb_full_horizon``, paper scale only).
-* **The best-distinct-pair floor** (``jb.envs.DuelingPairFloorEnv``): with self-duels forbidden
-  no agent goes below ``(u_(1) - u_(2)) / 2`` a round; a run with the same key gives it run by
-  run (about 1.7 a round on square, above Table E.2: the paper's agents self-duel).
-
-NVLDB / NLDB: the appendix configuration (width 32, Adam lr 1e-2, 20 warm-started steps a round,
-lambda = 1, a = 1, eps = 0.1, self-duels forbidden), the tables at ``paper`` scale with lr 1e-3
-at their widths; baselines in the library's defaults (uclaml/VACDB's constants, APOHF's NDB at
-width 32); every neural agent keeps the scale's largest horizon of pairs (one program for every
-T). An ordering is decided when the means differ by 10% or the paired 95% CI excludes 0;
-"R(t)/t decreases" holds when the mean change from T/2 to T is negative and fails when its whole
-CI is positive. ``small`` took 14 min on the 2-core machine::
+Oh et al. 2026, Sec. 6 and App. E at reduced sizes, one key for every agent (paired gaps), beside
+the best-distinct-pair floor (``jb.envs.DuelingPairFloorEnv``); the configuration, the verdict
+rules and the evidence are on docs/reproductions/oh-2026.md::
 
     python -m benchmarks.dueling_figs                 # small
 """
@@ -383,9 +355,7 @@ def figure2_table(runs: Runs, config: Config) -> C.Table:
     tasks = list(runs.figure2)
     table = C.Table("Fig. 2 / Fig. E.1(a-c): R(T)/T (mean ± 95% CI)",
                     ["agent", *(f"{t} (T = {config.horizon(t)})" for t in tasks)],
-                    note=(f"{config.num_runs} runs. MaxInP, MaxPairUCB and uniform pairs are "
-                          "yardsticks (the paper gives curves only); —: not run at this scale. "
-                          f"'{FLOOR}': its R(T)/T on the same runs (and on more instances)."))
+                    note=f"{config.num_runs} runs; MaxInP, MaxPairUCB, uniform: yardsticks.")
     for lbl in dict.fromkeys(k for r in runs.figure2.values() for k in r):
         table.add(lbl, *(fmt(average(runs.figure2[t][lbl])) if lbl in runs.figure2[t] else "—"
                          for t in tasks))
@@ -397,9 +367,7 @@ def figure2_table(runs: Runs, config: Config) -> C.Table:
 
 def decay_table(runs: Runs) -> C.Table:
     table = C.Table("Fig. 2: R(t)/t of the NVLDB variants over the second half, T/2 -> T",
-                    ["agent", *runs.figure2],
-                    note=("Mean R(t)/t at t = T/2 and t = T; 'decreasing' (the paper's "
-                          "'sublinear') when the second value is the smaller."))
+                    ["agent", *runs.figure2], note="Mean R(t)/t at t = T/2 and t = T.")
     for lbl in (k for k in next(iter(runs.figure2.values())) if k.startswith("NVLDB")):
         table.add(lbl, *(f"{half:.3f} -> {end:.3f}" for _, half, end in
                          (decreasing(r[lbl]) for r in runs.figure2.values())))
@@ -410,24 +378,30 @@ def ablation_table(runs: Runs, config: Config) -> C.Table:
     t = config.ablation_horizon
     table = C.Table(f"Figs. E.5-E.7: NVLDB vs NLDB, R(t)/t at t = {t}",
                     ["rule", *(f"{task}: NVLDB | NLDB" for task in runs.ablation)],
-                    note=(f"{config.num_runs} runs; the NVLDB values are the Fig. 2 runs at "
-                          f"t = {t} (same runs, same key). Paper: variance-aware generally "
-                          "better, except Fig. E.7(c) (CSYM, quadratic)."))
+                    note=f"{config.num_runs} runs; NVLDB: the Fig. 2 runs at t = {t}.")
+    pairs = ablation_pairs(runs, config)
     for rule in config.ablation_rules:
-        cells = []
-        for task, results in runs.ablation.items():
-            nvldb = runs.figure2[task].get(label(f"nvldb-{rule}"))
-            cells.append(f"{fmt(average(nvldb, t)) if nvldb is not None else '—'} | "
-                         f"{fmt(average(results[label(f'nldb-{rule}')]))}")
-        table.add(rule.upper(), *cells)
+        table.add(rule.upper(), *(f"{'—' if a is None else fmt(a)} | {fmt(b)}"
+                                  for (_, r), (a, b) in pairs.items() if r == rule))
     return table
+
+
+def ablation_pairs(runs: Runs, config: Config) -> dict[tuple[str, str], tuple]:
+    """``{(task, rule): (NVLDB, NLDB)}``: ``(runs,)`` R(t)/t at the ablation horizon (NVLDB: the
+    Fig. 2 run, None where it did not run)."""
+    out = {}
+    for task, results in runs.ablation.items():
+        for rule in config.ablation_rules:
+            nvldb = runs.figure2[task].get(label(f"nvldb-{rule}"))
+            out[task, rule] = (None if nvldb is None else average(nvldb, config.ablation_horizon),
+                               average(results[label(f"nldb-{rule}")]))
+    return out
 
 
 def sweep_table(runs: Runs, config: Config) -> C.Table:
     table = C.Table(f"Fig. E.8: R(T)/T of NVLDB-UCB-ASYM over explore_scale a_t "
                     f"(T = {config.sweep_horizon})", ["a_t", *runs.sweep],
-                    note=(f"{config.num_runs} runs, one jb.sweep per task; * marks the lowest "
-                          "mean. The paper does not list its values."))
+                    note=f"{config.num_runs} runs; * marks the lowest mean.")
     best = {task: min(r, key=lambda s: average(r[s]).mean()) for task, r in runs.sweep.items()}
     for scale in config.scales:
         table.add(f"{scale:g}", *(fmt(average(r[scale])) + ("*" if best[task] == scale else "")
@@ -435,10 +409,8 @@ def sweep_table(runs: Runs, config: Config) -> C.Table:
     same = {task: identical_scales(r) for task, r in runs.sweep.items()}
     same = {task: v for task, v in same.items() if len(v) > 1}
     if same:
-        table.note += (" Bit-identical runs (the bonus never changed a pair, so the second arm "
-                       "was the greedy runner-up): " + "; ".join(
-                           f"{task}: a_t = {', '.join(f'{v:g}' for v in values)}"
-                           for task, values in same.items()) + ".")
+        table.note += " Bit-identical runs: " + "; ".join(
+            f"{task}: a_t = {', '.join(f'{v:g}' for v in values)}" for task, values in same.items())
     return table
 
 
@@ -453,10 +425,7 @@ def statlog_table(runs: Runs, config: Config) -> C.Table:
     table = C.Table(f"Statlog (Fig. E.1(d), the main text's variance study): R(T)/T at "
                     f"T = {config.statlog_horizon}",
                     ["agent", "R(T)/T", "weak R(T)/T", "paper R(T)/T"],
-                    note=(f"{config.statlog_runs} runs (shuttle, one row a round, u_k = 1[k = "
-                          "class]). Two distinct arms cost at least 1/2 a round, so with "
-                          "self-duels forbidden R(T)/T >= 0.5: the paper's 0.017 needs self-duels "
-                          "('(self-duels)'). The weak regret has no such floor."))
+                    note=f"{config.statlog_runs} runs; distinct arms cost at least 1/2 a round.")
     for lbl, result in runs.statlog.items():
         name = next((n for n in PAPER_STATLOG if lbl in (label(n), self_duel_label(n))), None)
         table.add(lbl, fmt(average(result)), fmt(average(result, metric="weak_regret")),
@@ -466,10 +435,7 @@ def statlog_table(runs: Runs, config: Config) -> C.Table:
 
 def real_table(runs: Runs, config: Config) -> C.Table:
     table = C.Table(f"Fig. E.1(e-f): real data, R(T)/T at T = {config.real_horizon}",
-                    ["agent", *runs.real],
-                    note=(f"{config.num_runs} runs, preference 0.7. With K = 2 (magic) two "
-                          "distinct arms cost 1/2 a round: only self-duels do better. skipped: "
-                          "the data set's file was not found."))
+                    ["agent", *runs.real], note=f"{config.num_runs} runs, preference 0.7.")
     for lbl in dict.fromkeys(k for r in runs.real.values() if isinstance(r, dict) for k in r):
         table.add(lbl, *("skipped" if isinstance(r, str) else
                          fmt(average(r[lbl])) if lbl in r else "—" for r in runs.real.values()))
@@ -482,15 +448,10 @@ def paper_table(table: str, runs: Runs, config: Config) -> C.Table:
     steps = [max(1, round(f * horizon)) for f in TABLE_FRACTIONS]
     title = f"Table {table}: square, d = {dim}, K = {config.num_arms}, R(t)/t"
     if (dim, widths, horizon) != PAPER_SIZES[table]:
-        p_dim, p_widths, p_horizon = PAPER_SIZES[table]
-        title += (f" (scaled down: d = {dim}, width {'/'.join(map(str, widths))}, T = {horizon}"
-                  f" instead of d = {p_dim}, width {'/'.join(map(str, p_widths))}, "
-                  f"T = {p_horizon:,})")
+        title += f" (scaled down: d = {dim}, width {'/'.join(map(str, widths))}, T = {horizon})"
     out = C.Table(title, ["algorithm", *(f"t = {s}" for s in steps), "paper t = 2k / 6k / 10k"],
-                  note=(f"{config.num_runs} runs, lr {config.table_lr or config.learning_rate:g},"
-                        " mean ± 95% CI (the paper's ±: presumably a std over 20 seeds, its values "
-                        f"at its own width beside the same rule). '{FLOOR}': a paper value below "
-                        "it implies the paper's agents self-duel."))
+                  note=(f"{config.num_runs} runs, lr {config.table_lr or config.learning_rate:g}"
+                        "; the paper's values at its own width."))
     for (_, width, rule), result in runs.tables[table].items():
         paper = (PAPER_E2.get((width, rule)) or PAPER_E2.get((500, rule)) if table == "E.2"
                  else PAPER_E3.get(rule))  # another width: the paper's m = 500 row
@@ -507,18 +468,20 @@ def compute_table(runs: Runs) -> C.Table:
     table = C.Table("App. E.3 compute: wall time, compilation apart",
                     ["agent", "task, T", "runs", "compile (s)", "run (s)", "seed-steps/s",
                      "min per 2,000 rounds", "paper (min)"],
-                    note=("Compilation excluded; 'min per 2,000 rounds' = 2,000 / (seed-steps "
-                          "per second) / 60, one run's cost. Paper: 20 seeds of 2,000 rounds on "
-                          "an RTX 3060 + Ryzen 9 5950X."))
+                    note="min per 2,000 rounds = 2,000 / (seed-steps per second) / 60.")
     for setting, results in runs.compute.items():
         for lbl, r in results.items():
             nvldb = lbl.startswith("NVLDB")
             table.add(lbl, setting, r.num_runs, f"{r.compile_time:.1f}", f"{r.wall_time:.1f}",
-                      f"{r.seed_steps_per_second:.1f}",
-                      f"{2000 / max(r.seed_steps_per_second, 1e-12) / 60:.2f}",
+                      f"{r.seed_steps_per_second:.1f}", f"{minutes(r):.2f}",
                       PAPER_MINUTES["nvldb-ucb-asym" if nvldb else "ndb-ucb"]
                       if nvldb or "full" in lbl else "—")
     return table
+
+
+def minutes(result: Result) -> float:
+    """Minutes one run of 2,000 rounds takes, compilation apart (App. E.3's unit)."""
+    return 2000 / max(result.seed_steps_per_second, 1e-12) / 60
 
 
 def make_tables(runs: Runs, config: Config) -> list[C.Table]:
@@ -584,20 +547,15 @@ def check_claims(runs: Runs, config: Config) -> list:
                    (f"[Fig. 2] R(t)/t of every NVLDB variant decreases over the second half on "
                     f"{task}", *all_decreasing(results))]
     t, verdicts, csym = config.ablation_horizon, [], []
-    for task, results in runs.ablation.items():
-        for rule in config.ablation_rules:
-            nvldb = runs.figure2[task].get(label(f"nvldb-{rule}"))
-            if nvldb is not None:
-                a, b = average(nvldb, t), average(results[label(f"nldb-{rule}")])
-                verdicts.append((a.mean() <= b.mean(), below(a, b)[0]))
-                if rule.endswith("csym") and task == "quadratic":
-                    csym.append((rule, *below(b, a)))
+    for (task, rule), (a, b) in ablation_pairs(runs, config).items():
+        if a is not None:
+            verdicts.append((a.mean() <= b.mean(), below(a, b)[0]))
+            if rule.endswith("csym") and task == "quadratic":
+                csym.append((rule, *below(b, a)))
     if verdicts:
         lower = sum(v for v, _ in verdicts)
-        claims.append(("[Figs. E.5-E.7] variance-aware NVLDB is generally better than NLDB "
-                       "(lower mean R(t)/t in most rule x task pairs)",
-                       True if 2 * lower > len(verdicts) else (
-                           False if 2 * lower < len(verdicts) else None),
+        claims.append(("[Figs. E.5-E.7] NVLDB has a lower mean R(t)/t than NLDB in most rule x "
+                       "task pairs", C.decide(2 * lower > len(verdicts), 2 * lower < len(verdicts)),
                        f"NVLDB lower in {lower} of {len(verdicts)} pairs at t = {t}; decided: "
                        f"{sum(v is True for _, v in verdicts)} for NVLDB, "
                        f"{sum(v is False for _, v in verdicts)} for NLDB"))
@@ -640,21 +598,18 @@ def real_claims(runs: Runs) -> list:
     claims = []
     for dataset, results in runs.real.items():
         if isinstance(results, str):
-            claims.append((f"[Fig. E.1] NVLDB mostly outperforms the baselines on {dataset}",
-                           None, results))
+            claims.append((f"[Fig. E.1] NVLDB below the baselines on {dataset}", None, results))
             continue
         claims.append((f"[Fig. E.1] every NVLDB variant ends below the baselines on {dataset}",
                        *nvldb_below(results, [k for k in results if not k.startswith("NVLDB")])))
-        if SELF_DUELS in results:  # K = 2
+        if SELF_DUELS in results:  # K = 2: two distinct arms cost exactly 1/2 a round
             distinct = [k for k in results if k.startswith("NVLDB") and k != SELF_DUELS]
             distinct += [k for k in results if k == label("random")]
             exact = all(np.allclose(np.asarray(results[k].cumulative_regret),
                                     np.asarray(results[k].steps)[None, :] / 2, atol=1e-3)
                         for k in distinct)
             claims.append((f"[diagnostic] on {dataset} (K = 2) the agents that never self-duel "
-                           f"({', '.join(distinct)}) have R(t) = t/2 exactly", exact,
-                           "(2u* - u1 - u2)/2 = 1/2 whenever k1 != k2: the task cannot separate "
-                           "them"))
+                           f"({', '.join(distinct)}) have R(t) = t/2 exactly", exact, ""))
     return claims
 
 
@@ -674,17 +629,13 @@ def table_claims(runs: Runs, config: Config) -> list:
                  for v in (PAPER_E2 if table == "E.2" else PAPER_E3).values()]
         f_mean, f_half = C.mean_ci(average(floor))
         claims.append((f"[diagnostic, Table {table}] the paper's R(10,000)/10,000 "
-                       f"({min(paper):g}-{max(paper):g}) lies below the best-distinct-pair floor "
-                       "of the task: on this task (App. E.1.1) the paper's agents must self-duel",
-                       True if max(paper) < f_mean - f_half else (
-                           False if max(paper) > f_mean + f_half else None),
-                       f"expected floor R(T)/T {f_mean:.3f} ± {f_half:.3f} over {floor.num_runs} "
-                       f"instances, d = {dim} (per-round floors are i.i.d. over rounds, so its "
-                       "mean does not depend on T)"))
+                       f"({min(paper):g}-{max(paper):g}) lies below the best-distinct-pair floor",
+                       C.decide(max(paper) < f_mean - f_half, max(paper) > f_mean + f_half),
+                       f"floor R(T)/T {f_mean:.3f} ± {f_half:.3f} over {floor.num_runs} "
+                       f"instances, d = {dim}"))
         level = f"[Table {table}, level] R(T)/T within a factor {FACTOR:g} of the paper's"
         if (dim, widths, horizon) != PAPER_SIZES[table]:
-            claims.append((level, None, "other d / width / T than the paper's; the table shows "
-                           "the gap (our reimplementation: out of reach at width 32)"))
+            claims.append((level, None, "other d / width / T than the paper's"))
             continue
         ratios = [average(r).mean() / float((PAPER_E2[w, rule] if table == "E.2"
                                              else PAPER_E3[rule])[2].split(" ")[0])
@@ -737,19 +688,16 @@ def draw(runs: Runs, config: Config):
                 np.asarray(result.cumulative_regret)[:config.num_runs].mean(axis=0))
 
     def ablation(ax):  # Figs. E.5-E.7: NVLDB (filled) and NLDB (open) per rule and task
-        t, ticks = config.ablation_horizon, []
-        for i, (task, results) in enumerate(runs.ablation.items()):
-            for j, rule in enumerate(config.ablation_rules):
-                x = i * (len(config.ablation_rules) + 1) + j
-                ticks.append((x, f"{task}\n{rule}"))
-                nvldb = runs.figure2[task].get(label(f"nvldb-{rule}"))
-                if nvldb is not None:
-                    ax.plot(x, average(nvldb, t).mean(), "o", color="C0")
-                ax.plot(x, average(results[label(f"nldb-{rule}")]).mean(), "o", color="C3",
-                        fillstyle="none")
+        ticks = []
+        for i, ((task, rule), (a, b)) in enumerate(ablation_pairs(runs, config).items()):
+            x = i + i // len(config.ablation_rules)  # a gap between tasks
+            ticks.append((x, f"{task}\n{rule}"))
+            if a is not None:
+                ax.plot(x, a.mean(), "o", color="C0")
+            ax.plot(x, b.mean(), "o", color="C3", fillstyle="none")
         ax.set_xticks([x for x, _ in ticks], [n for _, n in ticks], fontsize=5, rotation=90)
-        C.style_axes(ax, "", f"R(t)/t at t = {t}", "Figs. E.5-E.7: NVLDB (filled) vs NLDB "
-                     "(open)", log="y")
+        C.style_axes(ax, "", f"R(t)/t at t = {config.ablation_horizon}",
+                     "Figs. E.5-E.7: NVLDB (filled) vs NLDB (open)", log="y")
 
     def sweep(ax):
         for task, by_scale in runs.sweep.items():
@@ -768,20 +716,14 @@ def draw(runs: Runs, config: Config):
                      log="y")
 
     def compute(ax):
-        from matplotlib.ticker import NullFormatter
-
         rows = [(f"{lbl}\n{setting}", r) for setting, results in runs.compute.items()
                 for lbl, r in results.items()]
-        minutes = [2000 / max(r.seed_steps_per_second, 1e-12) / 60 for _, r in rows]
-        ax.barh(range(len(rows)), minutes,
+        values = [minutes(r) for _, r in rows]
+        ax.barh(range(len(rows)), values,
                 color=["C0" if k.startswith("NVLDB") else "C3" for k, _ in rows])
         ax.set_yticks(range(len(rows)), [k for k, _ in rows], fontsize=6)
-        if max(minutes) > 10 * min(minutes):
-            ax.set_xscale("log")
-            ax.xaxis.set_minor_formatter(NullFormatter())
-        ax.set_xlabel("minutes per 2,000 rounds (one run, compilation excluded)")
-        ax.set_title("App. E.3: compute")
-        ax.grid(alpha=0.3, axis="x")
+        C.style_axes(ax, "minutes per 2,000 rounds (one run, compilation excluded)", "",
+                     "App. E.3: compute", log="x" if max(values) > 10 * min(values) else "")
 
     panels = [lambda ax, t=task, r=results: draw_regret(ax, r, f"Fig. 2: {t}",
                                                         floor=floor_curve(t))

@@ -1,13 +1,9 @@
 """The linear dueling baselines on NVLDB's synthetic tasks, next to the first author's linear code.
 
-Runs ``colstim``, ``maxinp`` and ``maxpair-ucb`` with ``preset="rcdp"`` (the settings of the
-NVLDB first author's linear code, rcdp-public: ColSTIM and MaxInP with scale 0.5, MaxPairUCB
-with sqrt(d), lambda = 1, one online Newton step a round), uniform pairs, and the default
-(``preset="vacdb"``) agents and ``vacdb``, on ``dueling-cosine``, ``-square`` and ``-quadratic``
-(``quadratic_form="vector"``), and prints R(T)/T (mean ± s.e.) beside that code's numbers
-(:data:`REFERENCE`: d = K = 5, T = 2,000, 20 seeds, BTL). Known differences: rcdp-public's MaxInP
-is a leader/challenger variant (here the library's symmetric CSYM rule); uniform pairs here are
-two distinct arms (the same expected regret). Not a test (minutes on a 2-core CPU)::
+``colstim``, ``maxinp`` and ``maxpair-ucb`` with ``preset="rcdp"`` (rcdp-public's settings), uniform
+pairs, the default agents and ``vacdb`` on cosine, square and quadratic (vector form): R(T)/T
+(mean ± s.e.) beside that code's numbers (:data:`REFERENCE`, d = K = 5, T = 2,000, 20 seeds);
+the differences: docs/guides/dueling.md. Not a test (minutes on a 2-core CPU)::
 
     python -m benchmarks.dueling_linear_check                # 20 runs, T = 2000
     python -m benchmarks.dueling_linear_check --runs 4 --horizon 200

@@ -1,24 +1,8 @@
 """Neural dueling bandits (Oh, Park & Paik): Figs. E.2-E.4, the d = 100 run, Figs. E.9-E.10.
 
-Oh et al. 2026, App. E.1-E.4 and Sec. 6: Fig. 2's synthetic tasks (``dueling-<utility>``, BTL
-preferences) with one size changed at a time, NVLDB against the baselines:
-
-* **Fig. E.2**: width m = 100 instead of 32 (d = K = 5). **Fig. E.3**: d = 10. **Fig. E.4**:
-  K = 10. Claim: every NVLDB variant outperforms the baselines and keeps a sublinear regret.
-* **Main text, d = 100** (Sec. 6, "d = 100, m = 100, square utility", T = 10^4; App. E.5 reports
-  the same numbers for d = 20, which ``dueling_figs`` runs as Table E.3) and **Figs. E.9-E.10**
-  (App. E.4: the TS rules at m = 500 and 1,000, d = 5, square, T = 10^4; Table E.2, the UCB
-  rules, is ``dueling_figs``'s). Claim: every NVLDB variant keeps R(t)/t decreasing.
-
-Networks: the appendix's (depth 2 x 32, Adam lr 1e-2, 20 steps a round, lambda = 1, a_t = 1,
-self-duels forbidden, the library's defaults) with the stated width; the T = 10^4 runs use the
-main configuration's lr 1e-3. The baselines (CoLSTIM, VACDB, NDB) run in the library's defaults,
-uniform pairs as a yardstick. Common random numbers; "sublinear" is R(t)/t not increasing from
-T/2 to T. Scales: ``small`` (square only, T = 500, 4 runs, two rules; T = 1,000 and 2 runs for
-the d = 100 and m = 500 runs; 2,628 s on the shared 2-core machine, 1,872 s of it the m = 500
-run: its m x m design costs about 1 s a round on a CPU), ``paper`` (cosine, square and
-quadratic, T = 2,000 and 10^4, 20 runs, every rule and baseline; a GPU), ``tiny`` for the
-tests::
+Oh et al. 2026, App. E.1-E.4 and Sec. 6: Fig. 2's synthetic tasks with one size changed at a time
+(E.2: width 100, E.3: d = 10, E.4: K = 10; d = 100 and the TS rules at m = 500 / 1,000 at
+T = 10^4, lr 1e-3); setup and evidence: docs/reproductions/oh-2026.md::
 
     python -m benchmarks.reproduce dueling_scaling --scale small
 """
@@ -84,9 +68,10 @@ SCALES = {
 }
 
 
-def nvldb(rule: str, env, horizon: int, **fields):
-    return jb.make_agent(f"nvldb-{rule}", env=env, horizon=horizon, buffer_size=horizon,
-                         **fields)
+def nvldbs(rules: Sequence[str], env, horizon: int, **fields) -> dict:
+    """``{"NVLDB-<RULE>": agent}`` keeping ``horizon`` pairs; ``fields`` override."""
+    return {f"NVLDB-{r.upper()}": jb.make_agent(f"nvldb-{r}", env=env, horizon=horizon,
+                                                buffer_size=horizon, **fields) for r in rules}
 
 
 def baseline(name: str, env, horizon: int):
@@ -96,39 +81,31 @@ def baseline(name: str, env, horizon: int):
     return jb.make_agent(name, env=env, horizon=horizon, **extra)
 
 
-def panel(c: Config, env, horizon: int, runs: int, agents: dict) -> C.Experiment:
-    options = C.run_options(horizon, c.chunk_size, c.num_records, include=(horizon // 2,),
-                            block_runs=runs)
-    return C.Experiment(env, agents, horizon, runs, options=options)
-
-
 def experiments(c: Config) -> dict[str, C.Experiment]:
-    out = {}
-    sizes = {"E.2": (c.dim, c.num_arms, c.wide, "m = 100" if c.wide == 100 else f"m = {c.wide}"),
+    sizes = {"E.2": (c.dim, c.num_arms, c.wide, f"m = {c.wide}"),
              "E.3": (c.large_dim, c.num_arms, c.width, f"d = {c.large_dim}"),
              "E.4": (c.dim, c.many_arms, c.width, f"K = {c.many_arms}")}
+    panels = {}  # title: (env, agents, T, runs)
     for fig in (f for f in ("E.2", "E.3", "E.4") if f in c.figures):
         dim, arms, width, what = sizes[fig]
         for task in c.tasks:
             env = jb.make_env(f"dueling-{task}", dim=dim, num_arms=arms)
-            agents = {f"NVLDB-{r.upper()}": nvldb(r, env, c.horizon, width=width)
-                      for r in c.rules}
+            agents = nvldbs(c.rules, env, c.horizon, width=width)
             agents |= {LABELS[b]: baseline(b, env, c.horizon) for b in c.baselines}
-            out[f"Fig. {fig}: {task}, {what}"] = panel(c, env, c.horizon, c.num_runs, agents)
+            panels[f"Fig. {fig}: {task}, {what}"] = (env, agents, c.horizon, c.num_runs)
     T, lr = c.long_horizon, c.long_lr
     if "d100" in c.figures:
         env = jb.make_env("dueling-square", dim=c.big_dim, num_arms=c.num_arms)
-        out[f"Sec. 6: square, d = {c.big_dim}, m = {c.big_width}"] = panel(
-            c, env, T, c.long_runs, {f"NVLDB-{r.upper()}": nvldb(r, env, T, width=c.big_width,
-                                                                 learning_rate=lr)
-                                     for r in c.big_rules})
+        panels[f"Sec. 6: square, d = {c.big_dim}, m = {c.big_width}"] = (
+            env, nvldbs(c.big_rules, env, T, width=c.big_width, learning_rate=lr), T, c.long_runs)
     if "E.9" in c.figures:
         env = jb.make_env("dueling-square", dim=c.dim, num_arms=c.num_arms)
         for m in c.ts_widths:
-            out[f"Figs. E.9-E.10: square, m = {m}"] = panel(c, env, T, c.long_runs, {
-                f"NVLDB-{r.upper()}": nvldb(r, env, T, width=m, learning_rate=lr)
-                for r in c.ts_rules})
-    return out
+            panels[f"Figs. E.9-E.10: square, m = {m}"] = (
+                env, nvldbs(c.ts_rules, env, T, width=m, learning_rate=lr), T, c.long_runs)
+    return {title: C.Experiment(env, agents, horizon, runs, options=C.run_options(
+        horizon, c.chunk_size, c.num_records, include=(horizon // 2,), block_runs=runs))
+        for title, (env, agents, horizon, runs) in panels.items()}
 
 
 def claims(panels, c: Config) -> list[tuple[str, bool | None, str]]:

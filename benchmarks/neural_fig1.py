@@ -1,14 +1,8 @@
 """Anytime ensemble sampling (Sun, Wang & Xu), Figure 1 distance / quadratic and Figure 2(d).
 
-Sun et al. 2025, Fig. 1 (Sec. 4.3, 7.1-7.2) and Fig. 2(d), with ``anytime_fig1``'s panels and
-claims (kept apart, so the linear script compiles nothing neural):
-
-* **distance** (``-||x - theta*|| + N(0, 0.5^2)``) and **quadratic** (``0.01 x^T A A^T x +
-  N(0, 0.5^2)``), unit arms: Neural-ES (m = 10, sigma_R = 0.1, lambda = 1, L = 3, ReLU, no
-  biases, 100 gd steps of 0.01 every round, each arm once first) and Neural-ES-DT100 / DT300
-  against Neural-UCB and Neural-TS (same network and gd, exploration scale tuned by a sweep).
-* **Figure 2(d)** (quadratic): Neural-ES at each (L, N) of a grid around the baseline (L = 3,
-  N = the scale's width), one compilation each; the baseline is the quadratic panel's run::
+Sun et al. 2025, Fig. 1 (Sec. 7.1-7.2): Neural-ES and Neural-ES-DT100 / DT300 against tuned
+Neural-UCB / Neural-TS with ``anytime_fig1``'s panels and claims; Fig. 2(d): Neural-ES over a
+(L, N) grid on the quadratic bandit::
 
     python -m benchmarks.neural_fig1                    # small: d = 8, K = 10, T = 600
 """

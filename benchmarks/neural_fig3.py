@@ -1,15 +1,7 @@
 """Anytime ensemble sampling (Sun, Wang & Xu), Figure 3, quadratic bandit: Neural-ES-DT's b, T_0.
 
-Sun et al. 2025, Fig. 3 (Sec. 6, App. E-F), the half that ``anytime_fig3`` (GLM-ES-DT on the
-logistic bandit) leaves out: Neural-ES-DT (``neural-es-dt`` around the paper's Neural-ES, m = 20
-allocated members, ``m_e = ceil(2 ln L_e)``, ``sigma_R,e = 0.02 ln L_e``, L = 3, 100 gd steps of
-0.01 a round) on the quadratic bandit (``quadratic``: ``0.01 x^T A A^T x + N(0, 0.5^2)``, unit
-arms), over the growth b and the first epoch T_0 (the paper does not name Fig. 3's environments;
-the quadratic is our reading). b and T_0 are numeric fields, so the grid is one program. Claims
-(Sec. 6 and App. F): T_0 has a minor effect; b far from (3 + sqrt 5)/2 = 2.618 gives clearly
-larger regret. Scales: ``small`` (d = 8, K = 10, T = 1,000, 10 instances, b in {1.5, 2.618, 4},
-T_0 in {50, 100, 300}; 834 s on the shared 2-core machine), ``paper`` (d = 20, K = 50,
-T = 10^4, 10 instances; a GPU), ``tiny`` for the tests::
+Sun et al. 2025, Fig. 3 (Sec. 6, App. E-F), the half ``anytime_fig3`` leaves out: Neural-ES-DT
+(20 members, L = 3) on the quadratic bandit over the growth b and the first epoch T_0::
 
     python -m benchmarks.reproduce neural_fig3 --scale small
 """
