@@ -57,14 +57,13 @@ RULES = (f"Competitive: mean final regret at most {100 * NOT_WORSE_TOL:.0f}% abo
 # -- Command line and the main of a script.
 
 def parse_args(name: str, description: str, argv: Sequence[str] | None = None,
-               default_scale: str = "small",
                options: Mapping[str, Mapping[str, Any]] | None = None) -> argparse.Namespace:
     """The shared command line, plus a script's ``options`` (``{flag: argparse keywords}``)."""
     lines = description.strip().splitlines()
     parser = argparse.ArgumentParser(prog=f"python -m benchmarks.{name}",
                                      description=lines[0] if lines else "")
     add = parser.add_argument
-    add("--scale", choices=SCALES, default=default_scale,
+    add("--scale", choices=SCALES, default="small",
         help="tiny: test-only smoke sizes; small: minutes on a 2-core CPU; paper: the papers' "
              "sizes, meant for a GPU")
     add("--seed", type=int, default=0, help="the key of every run (default 0)")
@@ -587,14 +586,13 @@ def new_figure(nrows: int, ncols: int, width: float = 5.0, height: float = 3.8):
                         squeeze=False)
 
 
-def save_figure(fig, path: Path, close: bool = True) -> Path:
-    """Writes ``fig`` as PNG (and closes it unless ``close=False``)."""
+def save_figure(fig, path: Path) -> Path:
+    """Writes ``fig`` as PNG and closes it."""
     import matplotlib.pyplot as plt
 
     fig.tight_layout()
     fig.savefig(path, format="png")
-    if close:
-        plt.close(fig)
+    plt.close(fig)
     return path
 
 
