@@ -1,8 +1,9 @@
-"""Bae & Lee 2025, App. A and J: Figs. 3 and 6 (pools of 10, 50 and 10,000 vectors: low,
-middle, high d~), Fig. 4 (h4-h6), Fig. 5 (magic, banknote, phoneme) and Fig. 2's mushroom and
-mnist (read from ``--set data_path=DIR`` or ``$JAXBANDITS_DATA``, else scikit-learn stand-ins).
+"""Neural Logistic Bandits (Bae & Lee 2025): Figs. 3-6 and Fig. 2's mushroom and mnist.
 
-Setup and claims: docs/reproductions/bae-lee-2025.md::
+Bae & Lee 2025, App. A and J: Figs. 3 and 6 (pools of 10, 50 and 10,000 vectors: low, middle,
+high d~), Fig. 4 (h4-h6), Fig. 5 (magic, banknote, phoneme) and Fig. 2's mushroom and mnist
+(read from ``--set data_path=DIR`` or ``$JAXBANDITS_DATA``, else scikit-learn stand-ins). Setup
+and claims: docs/reproductions/bae-lee-2025.md::
 
     python -m benchmarks.reproduce neurallog_appendix --scale small --set data_path=~/data
 """

@@ -1,7 +1,8 @@
-"""Bae & Lee 2025, Sec. 7 and App. J: Fig. 1 (synthetic h1-h3), Fig. 2 (shuttle, magic, digits
-for mnist) and Table 2 (OBD replay over m, kappa and S), nu tuned per agent by one sweep.
+"""Neural Logistic Bandits (Bae & Lee 2025): Figs. 1-2 and Table 2.
 
-Setup: docs/reproductions/bae-lee-2025.md::
+Bae & Lee 2025, Sec. 7 and App. J: Fig. 1 (synthetic h1-h3), Fig. 2 (shuttle, magic, digits for
+mnist) and Table 2 (OBD replay over m, kappa and S), nu tuned per agent by one sweep. Setup:
+docs/reproductions/bae-lee-2025.md::
 
     python -m benchmarks.neurallog_figs                 # small: d = 10, pool 500, T = 1,000
 """

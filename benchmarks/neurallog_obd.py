@@ -1,7 +1,8 @@
-"""Bae & Lee 2025, App. J.1: Figs. 7-9 (OBD replay, cumulative clicks against accepted events
-over the width m, kappa and S) and Table 2 with every row, m = 20 / 50 / 100 included.
+"""Neural Logistic Bandits (Bae & Lee 2025): Figs. 7-9 and Table 2, the OBD replay sweeps.
 
-Setup: docs/reproductions/bae-lee-2025.md::
+Bae & Lee 2025, App. J.1: cumulative clicks against accepted events over the width m, kappa and
+S (Figs. 7-9) and Table 2 with every row, m = 20 / 50 / 100 included. Setup:
+docs/reproductions/bae-lee-2025.md::
 
     python -m benchmarks.reproduce neurallog_obd --scale small
 """
