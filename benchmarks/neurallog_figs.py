@@ -182,14 +182,19 @@ def tuning_table(results: dict[str, C.PanelResult]) -> C.Table:
                     for title, result in results.items()])
 
 
+def ctr_table(title: str, rows: dict[tuple[str, float], dict[str, Result]],
+              labels: Sequence[str], note: str) -> C.Table:
+    """Table 2's layout: a row per ``(sweep, value)``, the mean final CTR of each label."""
+    return C.table(title, ["sweep", "value", *labels, "accepted (mean)"],
+                   [(sweep, f"{value:g}", *(f"{final_ctr(by[k]).mean():.4f}" for k in labels),
+                     f"{np.mean([float(r.accepted[:, -1].mean()) for r in by.values()]):.0f}")
+                    for (sweep, value), by in rows.items()], note)
+
+
 def obd_table(rows: dict[tuple[str, float], dict[str, Result]], config: Config) -> C.Table:
-    labels = [LABELS[n] for n in config.obd_agents]
-    return C.table(
-        f"Table 2 (OBD replay): final CTR after {config.obd_horizon} logged events",
-        ["sweep", "value", *labels, "accepted (mean)"],
-        [(sweep, f"{value:g}", *(f"{final_ctr(by_agent[lbl]).mean():.4f}" for lbl in labels),
-          f"{np.mean([float(r.accepted[:, -1].mean()) for r in by_agent.values()]):.0f}")
-         for (sweep, value), by_agent in rows.items()],
+    return ctr_table(
+        f"Table 2 (OBD replay): final CTR after {config.obd_horizon} logged events", rows,
+        [LABELS[n] for n in config.obd_agents],
         f"Mean over {config.obd_runs} runs of clicks / accepted events. Defaults m = "
         f"{config.widths[0]}, kappa = {config.kappas[0]:g}, S = {config.bounds[0]:g} (in every "
         "sweep). The paper's CTRs: .0013-.0052.")

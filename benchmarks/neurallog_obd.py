@@ -16,8 +16,7 @@ import numpy as np
 
 import jaxbandits as jb
 from benchmarks import framework as C
-from benchmarks.neurallog_figs import LINEAR, make_agent, ts_on_top
-from benchmarks.neurallog_figs import final_ctr as ctr
+from benchmarks.neurallog_figs import LINEAR, ctr_table, make_agent, ts_on_top
 
 NAME = "neurallog_obd"
 TITLE = "Neural Logistic Bandits, Figs. 7-9 and Table 2: OBD replay over m, kappa and S"
@@ -107,16 +106,9 @@ def claims(panels, c: Config) -> list[tuple[str, bool | None, str]]:
 
 
 def tables(panels, c: Config) -> list[C.Table]:
-    labels = [LABELS[n] for n in c.agents]
-    table = C.Table(f"Table 2: final CTR after {c.horizon} logged events (mean over "
-                    f"{c.num_runs} runs)", ["sweep", *labels, "accepted"],
-                    note="Clicks over accepted events; about a fifth of the events are "
-                         "accepted. The paper's CTRs are .0013-.0052.")
-    for (sweep, value), by_label in rows(panels, c).items():
-        accepted = np.mean([float(np.mean(r.accepted[:, -1])) for r in by_label.values()])
-        table.add(f"{sweep} = {value:g}", *(f"{ctr(by_label[k]).mean():.4f}"
-                                           for k in labels), f"{accepted:.0f}")
-    return [table]
+    return [ctr_table(f"Table 2: final CTR after {c.horizon} logged events (mean over "
+                      f"{c.num_runs} runs)", rows(panels, c), [LABELS[n] for n in c.agents],
+                      "Clicks over accepted events. The paper's CTRs are .0013-.0052.")]
 
 
 def draw(panels, c: Config):
