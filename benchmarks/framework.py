@@ -1,8 +1,7 @@
-"""What the paper reproductions of ``benchmarks/`` share: the command line, the cached runner,
-tables, claims and reports, panels of tuned agents, figures and the statistics of the verdicts.
+"""What the paper reproductions of ``benchmarks/`` share (docs/reproductions.md).
 
 A reproduction is a module with ``NAME``, ``TITLE``, ``SCALES`` (``{"tiny" | "small" | "paper":
-Config}``) and ``main(argv) -> Report``, which is one call of :func:`script`::
+Config}``) and ``main(argv) -> Report``, one call of :func:`script`::
 
     def main(argv=None):
         return C.script(NAME, TITLE, SCALES, argv, body, doc=__doc__)
@@ -11,20 +10,9 @@ Config}``) and ``main(argv) -> Report``, which is one call of :func:`script`::
         results = ...                    # jb.simulate / jb.sweep / C.Runner / C.run_panel
         return C.Page(figure, tables, claims, intro, data={"results": results})
 
-:func:`script` parses the shared options (``--scale``, ``--seed``, ``--out``, ``--set``,
-``--cache``...), applies the scale's configuration, prints and writes the markdown report beside
-the figure (``results/reproduce/<name>/``) and returns the :class:`Report` the tests read. A
-claim is ``(claim, verdict, evidence)``: True (reproduced), False (not reproduced) or None (not
-decidable at this scale), with the numbers. A figure script whose runs are ``{panel title:
-Experiment}`` plays them with :func:`run_experiments` (its default table and plot:
-:func:`final_table`, :func:`draw_panels`).
-
-**Compile time.** On a 2-core CPU one small ``jb.simulate`` compiles for 5-10 s, so the number of
-distinct static configurations sets a reproduction's run time. The horizon is an argument of
-the compiled program but the chunk length and the number of recorded steps are shapes, so
-:func:`run_options` fixes both per scale: calls that differ only in their horizon (or a numeric
-hyperparameter) share one program. ``jb.sweep`` compiles one program per distinct static value
-(an ensemble size, a law, a width) and each grid point's runs equal ``jb.simulate``'s bit for bit.
+A claim is ``(claim, verdict, evidence)``: True (reproduced), False (not reproduced) or None
+(not decidable at this scale). :func:`run_options` fixes the chunk length and the recorded
+steps' count per scale, so runs that differ only in their horizon share one compiled program.
 """
 
 from __future__ import annotations
@@ -51,12 +39,8 @@ from jaxbandits.cli._settings import _json_or_text
 from jaxbandits.results import t_quantile
 from jaxbandits.tables import print_table, render_table
 
-ROOT = Path(__file__).resolve().parents[1]
 SCALES: tuple[str, ...] = ("tiny", "small", "paper")
-SCALE_HELP = ("tiny: test-only smoke sizes (seconds of running, the rest is compilation); "
-              "small: minutes on a 2-core CPU; paper: the papers' sizes, meant for a GPU")
-#: an ordering ("a is larger than b") is decided when the means differ by this fraction or the
-#: paired 95% CI excludes 0 (:func:`ordering`)
+#: an ordering is decided at this relative difference of means (or a paired 95% CI excluding 0)
 ORDER_TOL = 0.10
 #: "competitive" (:func:`not_worse`): mean at most this fraction above the reference's
 NOT_WORSE_TOL = 0.10
@@ -70,42 +54,30 @@ RULES = (f"Competitive: mean final regret at most {100 * NOT_WORSE_TOL:.0f}% abo
          "not decidable here.")
 
 
-# ------------------------------------------------------------------------------------------------
-# Command line and the main of a script.
-
+# -- Command line and the main of a script.
 
 def parse_args(name: str, description: str, argv: Sequence[str] | None = None,
-               default_scale: str = "small",
                options: Mapping[str, Mapping[str, Any]] | None = None) -> argparse.Namespace:
-    """The shared command line of a reproduction script.
-
-    ``--scale {tiny,small,paper}``, ``--seed`` (the key of every run), ``--out`` (default
-    ``results/reproduce/<name>/``), ``--plain`` (plain tables), ``--no-progress``,
-    ``--cpu-devices`` (``jb.use_cpu_cores``), ``--set FIELD=VALUE`` (:func:`configure`),
-    ``--cache DIR`` (:class:`Runner`), and a script's own ``options`` (``{flag: argparse
-    keywords}``, such as ``{"--solver": {"choices": ("gd", "newton"), "default": "gd"}}``).
-    """
+    """The shared command line, plus a script's ``options`` (``{flag: argparse keywords}``)."""
+    lines = description.strip().splitlines()
     parser = argparse.ArgumentParser(prog=f"python -m benchmarks.{name}",
-                                     description=description.strip().splitlines()[0]
-                                     if description.strip() else "")
-    parser.add_argument("--scale", choices=SCALES, default=default_scale, help=SCALE_HELP)
-    parser.add_argument("--seed", type=int, default=0, help="the key of every run (default 0)")
-    parser.add_argument("--out", type=Path, default=None,
-                        help=f"output folder (default results/reproduce/{name}/)")
-    parser.add_argument("--plain", action="store_true",
-                        help="print tables as plain markdown instead of rich tables")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
-    parser.add_argument("--cpu-devices", type=int, default=None,
-                        help="CPU devices to shard the runs over (default: one per core)")
-    parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
-                        help="override a field of the scale's configuration, e.g. --set "
-                             "num_runs=20 (the value read as JSON, else as text; repeatable), "
-                             "as `jaxbandits run --set` does for agents")
-    parser.add_argument("--cache", type=Path, default=None,
-                        help="a folder memoising every run by its config hash (Runner): a rerun "
-                             "loads the points it already played")
+                                     description=lines[0] if lines else "")
+    add = parser.add_argument
+    add("--scale", choices=SCALES, default="small",
+        help="tiny: test-only smoke sizes; small: minutes on a 2-core CPU; paper: the papers' "
+             "sizes, meant for a GPU")
+    add("--seed", type=int, default=0, help="the key of every run (default 0)")
+    add("--out", type=Path, default=None, help=f"output folder (default results/reproduce/{name}/)")
+    add("--plain", action="store_true", help="plain markdown tables instead of rich tables")
+    add("--no-progress", action="store_true", help="no progress bars")
+    add("--cpu-devices", type=int, default=None,
+        help="CPU devices to shard the runs over (default: one per core)")
+    add("--set", action="append", default=[], metavar="FIELD=VALUE",
+        help="override a field of the scale's configuration (JSON, else text; repeatable)")
+    add("--cache", type=Path, default=None,
+        help="a folder memoising every run by its config hash (Runner)")
     for flag, keywords in (options or {}).items():
-        parser.add_argument(flag, **keywords)
+        add(flag, **keywords)
     args = parser.parse_args(argv)
     jb.use_cpu_cores(args.cpu_devices)
     jb.use_compilation_cache()  # $JAXBANDITS_COMPILATION_CACHE, else ~/.cache/jaxbandits/jax
@@ -115,9 +87,7 @@ def parse_args(name: str, description: str, argv: Sequence[str] | None = None,
 
 
 def configure(scales: Mapping[str, Any], args: argparse.Namespace) -> Any:
-    """The configuration of ``args.scale`` with the ``--set FIELD=VALUE`` overrides applied,
-    each value read as the command line's ``--set`` reads it (JSON, else text; a list becomes a
-    tuple).
+    """``scales[args.scale]`` with the ``--set FIELD=VALUE`` overrides (a list becomes a tuple).
 
     Raises:
       ValueError: an override without ``=`` or naming no field of the configuration.
@@ -136,23 +106,10 @@ def configure(scales: Mapping[str, Any], args: argparse.Namespace) -> Any:
     return dataclasses.replace(config, **changes) if changes else config
 
 
-def output_dir(name: str, out: str | Path | None = None) -> Path:
-    """``out``, or ``results/reproduce/<name>/`` under the working directory; created."""
-    path = Path(out) if out is not None else Path("results") / "reproduce" / name
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
-
-def command_line(name: str, argv: Sequence[str]) -> str:
-    """The command that reproduces a run, for the report."""
-    return " ".join(["python", "-m", f"benchmarks.{name}", *map(shlex.quote, argv)])
-
-
 @dataclasses.dataclass
 class Run:
-    """What a script's body gets from :func:`script`: the parsed ``args``, the scale's
-    ``config``, the output folder, the key of every run, the progress setting (False with
-    ``--no-progress``) and the start time."""
+    """What a script's body gets: ``args``, the scale's ``config``, the output folder, the key of
+    every run, the progress setting (False with ``--no-progress``) and the start time."""
 
     args: argparse.Namespace
     config: Any
@@ -167,8 +124,8 @@ class Run:
 
 
 class Page(NamedTuple):
-    """What a script's body returns: the figure, the tables, the claims ``(claim, verdict,
-    evidence)``, the report's introduction and the data the tests and notebooks read."""
+    """What a script's body returns: the figure, tables, claims ``(claim, verdict, evidence)``,
+    the report's introduction and the data the tests and notebooks read."""
 
     figure: Any
     tables: list
@@ -180,38 +137,42 @@ class Page(NamedTuple):
 def script(name: str, title: str, scales: Mapping[str, Any], argv: Sequence[str] | None,
            body: Callable[[Run], Page], *, doc: str = "",
            options: Mapping[str, Mapping[str, Any]] | None = None) -> Report:
-    """The ``main`` of a reproduction: parses the command line (:func:`parse_args`), applies the
-    scale (:func:`configure`), runs ``body`` and writes ``<out>/<name>.png`` and ``.md``, whose
-    introduction is ``doc`` (:func:`describe`), the scale, the seed and the page's ``intro``
-    (what ran at this scale)."""
+    """The ``main`` of a reproduction: runs ``body`` at the parsed scale and writes
+    ``<out>/<name>.png`` and ``.md`` (default ``out``: ``results/reproduce/<name>/``)."""
     args = parse_args(name, doc or title, argv, options=options)
     config = configure(scales, args)
-    run = Run(args, config, output_dir(name, args.out), jax.random.key(args.seed),
+    out = Path(args.out) if args.out is not None else Path("results") / "reproduce" / name
+    out.mkdir(parents=True, exist_ok=True)
+    run = Run(args, config, out, jax.random.key(args.seed),
               False if args.no_progress else None, timer())
     print(f"{title}\nscale {args.scale}: {config}", flush=True)
     page = body(run)
-    figure = save_figure(page.figure, run.out / f"{name}.png")
+    figure = save_figure(page.figure, out / f"{name}.png")
     intro = f"{describe(doc)}\n\nScale `{args.scale}`, seed {args.seed}: {page.intro}"
-    return finish(name, title, intro, page.tables, page.claims, figure, run.out, args,
-                  timer() - run.start, page.data)
+    seconds = timer() - run.start
+    command = " ".join(["python", "-m", f"benchmarks.{name}", *map(shlex.quote, args.argv)])
+    markdown = write_report(out / f"{name}.md", title, intro, page.tables, page.claims, figure,
+                            command, seconds)
+    for table_ in page.tables:
+        table_.print(plain=args.plain)
+    print_claims(page.claims)
+    print(f"wrote {figure} and {markdown} in {seconds:.0f} s", flush=True)
+    return Report(out=out, figure=figure, markdown=markdown, tables=page.tables,
+                  claims=[Verdict(*c) for c in page.claims], seconds=seconds, data=page.data)
 
 
 def describe(doc: str) -> str:
-    """A script's docstring for its report: without the first line (the report's title) and the
-    closing command block."""
+    """A docstring for a report: without its first line and its closing command block."""
     text = doc.strip().partition("\n")[2].strip()
     setup, block, _ = text.partition("::\n")
     return setup.strip() + ("." if block else "")
 
 
-# ------------------------------------------------------------------------------------------------
-# Tables, claims and reports.
-
+# -- Tables, claims and reports.
 
 @dataclasses.dataclass
 class Table:
-    """A titled table of strings, rendered by :mod:`jaxbandits.tables`; the first column labels
-    the rows, ``note`` is printed under it (units, tolerances, what the numbers are)."""
+    """A titled table of strings; the first column labels the rows, ``note`` goes under it."""
 
     title: str
     columns: list[str]
@@ -229,19 +190,19 @@ class Table:
         return [row[0] for row in self.rows]
 
     def markdown(self) -> str:
-        """A GitHub-flavoured markdown table (with the title as a heading and the note below)."""
+        """A markdown table, the title a heading and the note below."""
         return render_table(self.columns, self.rows, title=f"### {self.title}",
                             note=self.note or None) + "\n"
 
     def print(self, plain: bool = False) -> None:
-        """Prints the table with rich on a terminal (unless ``plain``), else as markdown."""
+        """Prints the table (rich on a terminal unless ``plain``, else markdown)."""
         print_table(self.columns, self.rows, title=f"### {self.title}" if plain or not
                     sys.stdout.isatty() else self.title, note=self.note or None, plain=plain)
 
 
 def table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]],
           note: str = "") -> Table:
-    """A :class:`Table` with ``rows`` (each a sequence of cells) added in order."""
+    """A :class:`Table` with ``rows`` added in order."""
     out = Table(title, list(columns), note=note)
     for row in rows:
         out.add(*row)
@@ -249,8 +210,7 @@ def table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]],
 
 
 class Verdict(NamedTuple):
-    """A claim checked on results: True (reproduced), False (not reproduced) or None (not
-    decidable at this scale), with the numbers as ``evidence``."""
+    """A checked claim: True (reproduced), False (not) or None (not decidable), and evidence."""
 
     claim: str
     verdict: bool | None
@@ -259,8 +219,7 @@ class Verdict(NamedTuple):
 
 @dataclasses.dataclass(frozen=True)
 class Claim:
-    """One of a paper's claims as a check of results: ``name`` (starting with the figure or
-    table), the paper's ``statement`` with its citation, and ``check: results -> (verdict,
+    """A paper's claim: ``name``, the ``statement`` cited, ``check: results -> (verdict,
     evidence)``."""
 
     name: str
@@ -278,7 +237,7 @@ def check_claims(claims: Iterable[Claim], results: Any) -> list[Verdict]:
 
 @dataclasses.dataclass
 class Report:
-    """What a reproduction wrote: the folder, the figure, the markdown file and the tables."""
+    """What a reproduction wrote: the folder, figure, markdown file, tables, claims and data."""
 
     out: Path
     figure: Path
@@ -297,9 +256,9 @@ class Report:
 
     def table(self, title_start: str) -> Table:
         """The table whose title starts with ``title_start``."""
-        for table in self.tables:
-            if table.title.startswith(title_start):
-                return table
+        for table_ in self.tables:
+            if table_.title.startswith(title_start):
+                return table_
         raise KeyError(title_start)
 
 
@@ -309,10 +268,10 @@ _VERDICTS = {True: "reproduced", False: "**not reproduced**", None: "not decidab
 def write_report(path: Path, title: str, intro: str, tables: Iterable[Table],
                  claims: Iterable[tuple[str, bool | None, str]], figure: Path,
                  command: str, seconds: float) -> Path:
-    """Writes the markdown report: the setup, the figure, every table and the claims checked."""
+    """Writes the markdown report: the setup, the figure, every table and the claims."""
     lines = [f"# {title}", "", intro.strip(), "", f"Command: `{command}`  ",
              f"Run time: {seconds:.0f} s (compilation included).", "",
-             f"![{figure.stem}]({figure.name})", "", *(table.markdown() for table in tables)]
+             f"![{figure.stem}]({figure.name})", "", *(t.markdown() for t in tables)]
     claims = list(claims)
     if claims:
         lines += ["### Claims checked", ""]
@@ -322,36 +281,19 @@ def write_report(path: Path, title: str, intro: str, tables: Iterable[Table],
 
 
 def print_claims(claims: Iterable[tuple[str, bool | None, str]]) -> None:
-    """Prints each claim as ``[yes]`` / ``[ NO]`` / ``[n/a]``, the claim and its evidence."""
+    """Prints each claim as ``[yes]`` / ``[ NO]`` / ``[n/a]`` with its evidence."""
     marks = {True: "yes", False: "NO", None: "n/a"}
     for claim, verdict, evidence in claims:
         print(f"[{marks[verdict]:>3}] {claim} ({evidence})", flush=True)
 
 
-def finish(name: str, title: str, intro: str, tables: list[Table],
-           claims: list[tuple[str, bool | None, str]], figure: Path, out: Path,
-           args, seconds: float, data: dict[str, Any]) -> Report:
-    """Writes ``<out>/<name>.md``, prints the tables and the claims, and returns the report."""
-    markdown = write_report(out / f"{name}.md", title, intro, tables, claims, figure,
-                            command_line(name, args.argv), seconds)
-    for table in tables:
-        table.print(plain=args.plain)
-    print_claims(claims)
-    print(f"wrote {figure} and {markdown} in {seconds:.0f} s", flush=True)
-    return Report(out=out, figure=figure, markdown=markdown, tables=tables,
-                  claims=[Verdict(*c) for c in claims], seconds=seconds, data=data)
-
-
-# ------------------------------------------------------------------------------------------------
-# Experiments and the cached runner.
-
+# -- Experiments and the cached runner.
 
 @dataclasses.dataclass(frozen=True)
 class Experiment:
-    """One set of runs of a figure: a ``jb`` environment, ``{label: agent}`` played with common
-    random numbers, T and R, a ``grid`` ``{field: values}`` swept for every agent (an agent
-    field, or ``"env.<name>"``; empty: one ``jb.simulate`` per agent) and runner ``options``
-    (:func:`run_options`)."""
+    """A figure's runs: ``env``, ``{label: agent}`` on common random numbers, T, R, a ``grid``
+    ``{field: values}`` swept for every agent (``"env.<name>"`` sweeps the environment) and
+    runner ``options``."""
 
     env: Any
     agents: Mapping[str, Any]
@@ -365,23 +307,21 @@ _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
 def config_hash(*parts: Any) -> str:
-    """A stable hex digest of ``parts`` (environments, agents, sizes, options, the seed): their
-    ``repr`` without memory addresses, and the library's version."""
+    """A stable digest of ``parts``' ``repr`` (without memory addresses) and the version."""
     text = _ADDRESS.sub("", repr((jb.__version__, *parts)))
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
 class Runner:
-    """The one memoising runner of the reproductions: common random numbers (one key for every
-    run), each point ``(env, agent, horizon, num_runs, options)`` run once, in memory and, with
-    ``cache``, on disk as ``<cache>/<config_hash>.npz`` / ``.json`` (``Result.save``), so a rerun
-    with the same ``--cache`` loads every point it has played. :meth:`sweep` runs only the grid
-    values not cached yet, in one ``jb.sweep``."""
+    """A memoising runner on one key: each point ``(env, agent, horizon, num_runs, options)``
+    runs once, kept in memory and, with ``cache``, as ``<cache>/<config_hash>.json``."""
 
     def __init__(self, key: Any, *, cache: str | Path | None = None, progress: bool | None = None,
                  log: Callable[[str], None] | None = None):
         self.key, self.progress = key, progress
-        self.seed = repr(jax.random.key_data(key).tolist()) if _is_key(key) else repr(key)
+        is_key = isinstance(key, jax.Array) and jax.dtypes.issubdtype(key.dtype,
+                                                                        jax.dtypes.prng_key)
+        self.seed = repr(jax.random.key_data(key).tolist()) if is_key else repr(key)
         self.cache = Path(cache) if cache is not None else None
         self.log = log or (lambda message: None)
         self.memory: dict[str, Result] = {}
@@ -421,9 +361,8 @@ class Runner:
 
     def sweep(self, env, agent, field: str, values: Sequence[Any], horizon: int,
               num_runs: int, name: str | None = None, **options: Any) -> list[Result]:
-        """``agent`` at each of ``values`` of ``field`` (an agent field, or ``"env.<name>"``):
-        one Result per value, in order; the values not cached run in one ``jb.sweep`` and are
-        named ``"<name> <field>=<value>"`` (a cached point keeps the name it was run under)."""
+        """One Result per value of ``field`` (an agent field or ``"env.<name>"``), in order; the
+        values not cached run in one ``jb.sweep``, named ``"<name> <field>=<value>"``."""
         def at(value):
             if field.startswith("env."):
                 return env.replace(**{field[4:]: value}), agent
@@ -446,8 +385,8 @@ class Runner:
         return [self.memory[p] for p in points]
 
     def run(self, experiment: Experiment) -> dict[str, Any]:
-        """Every agent of ``experiment``: ``{label: Result}``, or with a grid of one field
-        ``{label: {value: Result}}`` (a grid of several fields: one sweep per field)."""
+        """``{label: Result}``, with a grid ``{label: {value: Result}}`` (several fields:
+        ``{label: {field: {value: Result}}}``)."""
         e = experiment
         out: dict[str, Any] = {}
         for label, agent in e.agents.items():
@@ -463,14 +402,8 @@ class Runner:
         return out
 
 
-def _is_key(key: Any) -> bool:
-    return isinstance(key, jax.Array) and jax.dtypes.issubdtype(key.dtype,
-                                                                  jax.dtypes.prng_key)
-
-
 def run_experiments(run: Run, experiments: Mapping[str, Experiment]) -> dict[str, Any]:
-    """``{title: Runner.run(experiment)}`` through one :class:`Runner` (the run's key,
-    ``--cache``, progress and log): a figure script's panels."""
+    """``{title: Runner.run(experiment)}`` through one :class:`Runner` of ``run``."""
     runner = Runner(run.key, cache=run.args.cache, progress=run.progress, log=run.log)
     return {title: runner.run(dataclasses.replace(e, options={**e.options,
                                                               "progress": run.progress}))
@@ -478,22 +411,19 @@ def run_experiments(run: Run, experiments: Mapping[str, Experiment]) -> dict[str
 
 
 def final_table(title: str, panels: Mapping[str, Mapping[str, Result]], note: str = "") -> Table:
-    """One row per label, one column per panel of :func:`run_experiments`: the final regret
-    (mean ± 95% CI; "—" where a panel lacks the label)."""
+    """Final regret (mean ± 95% CI), a row per label, a column per panel ("—": absent)."""
     labels = dict.fromkeys(label for results in panels.values() for label in results)
-    table = Table(title, ["agent", *panels], note=note)
+    out = Table(title, ["agent", *panels], note=note)
     for label in labels:
-        table.add(label, *(fmt_ci(final_regret(results[label])) if label in results else "—"
-                           for results in panels.values()))
-    return table
+        out.add(label, *(fmt_ci(final_regret(results[label])) if label in results else "—"
+                         for results in panels.values()))
+    return out
 
 
 def user_data(make: Callable[[], Any], standin: Callable[[], Any] | None, what: str,
               log: Callable[[str], None] = print) -> tuple[Any, str]:
-    """``(env, note)``: ``make()``, an environment reading a data set the papers use that cannot be
-    shipped (``path=``, ``$JAXBANDITS_DATA`` or the per-user data folder), or where its file is
-    absent ``(standin(), note)`` with a note saying so that names the file and where to put it
-    (``(None, note)`` without a stand-in); "" when the file was read."""
+    """``(make(), "")``, or where its data file is absent ``(standin(), note)`` (``None``
+    without a stand-in), the note naming the file and where to put it."""
     from jaxbandits.envs import DataNotFoundError
 
     try:
@@ -505,18 +435,13 @@ def user_data(make: Callable[[], Any], standin: Callable[[], Any] | None, what: 
         return (standin() if standin else None), note
 
 
-# ------------------------------------------------------------------------------------------------
-# Panels: an environment and entries, each one agent run once or swept over one numeric field in
-# one compiled program (the values tuned, or each its own curve).
-
+# -- Panels: an environment and entries, each one agent run once or swept over a numeric field.
 
 @dataclasses.dataclass(frozen=True)
 class Entry:
-    """One agent of a panel: ``field`` / ``values`` a numeric field swept in one program (None:
-    a single run); ``tune``: keep the value with the lowest mean final regret for the plot (a
-    baseline's exploration scale), else each value is a curve named by ``value_labels``;
-    ``kind``: ``"es"`` (the paper's method), ``"dt"`` (its variants), ``"variant"`` (a
-    diagnostic setting) or ``"baseline"``; ``value_kinds``: per-value kinds (default ``kind``)."""
+    """An agent of a panel, swept over ``field`` / ``values`` (None: one run): ``tune`` keeps
+    the best value, else each value is a curve named by ``value_labels``; ``kind``: ``"es"``,
+    ``"dt"``, ``"variant"`` or ``"baseline"`` (:data:`STYLES`), ``value_kinds`` per value."""
 
     label: str
     agent: Any
@@ -530,8 +455,8 @@ class Entry:
 
 @dataclasses.dataclass(frozen=True)
 class Panel:
-    """An environment and its entries; ``reference`` labels the curve the others are compared
-    to; ``warmup`` the rounds before it learns (drawn, and the start of the early window)."""
+    """An environment and its entries, compared to the curve ``reference``; ``warmup``: the
+    rounds before learning."""
 
     title: str
     env: Any
@@ -542,9 +467,8 @@ class Panel:
 
 @dataclasses.dataclass
 class PanelResult:
-    """What a panel produced: ``curves`` ``{label: Result}`` (tuned entries at their best
-    value), ``rows`` ``[(label, setting, Result, kind, chosen)]`` of every configuration run,
-    ``tuned`` ``{entry label: best value}``, ``kinds`` ``{curve label: entry kind}``."""
+    """``curves`` ``{label: Result}`` (tuned entries at their best value), ``rows`` ``[(label,
+    setting, Result, kind, chosen)]``, ``tuned`` ``{label: best value}``, ``kinds``."""
 
     panel: Panel
     curves: dict[str, Result]
@@ -554,17 +478,15 @@ class PanelResult:
 
 
 def checkpoints(horizon: int, warmup: int) -> tuple[int, int, int]:
-    """``(w1, w2, T)``: the end of the first 20% of the rounds after the warm-up, the start of the
-    last 20%, and T."""
+    """``(w1, w2, T)``: the ends of the first and last 20% of the rounds after ``warmup``."""
     span = max(int(0.2 * (horizon - warmup)), 1)
     return warmup + span, horizon - span, horizon
 
 
 def run_panel(panel: Panel, key: jax.Array, config: Any,
               progress: bool | None = False) -> PanelResult:
-    """Every entry of ``panel`` on the same instances (one compiled program per entry), at
-    ``config.horizon`` / ``num_runs`` with its ``chunk_size`` / ``num_records`` (the
-    :func:`checkpoints` after the panel's warm-up recorded)."""
+    """Every entry of ``panel`` on the same instances at ``config``'s sizes, one program per
+    entry, the :func:`checkpoints` recorded."""
     options = run_options(config.horizon, config.chunk_size, config.num_records,
                           include=(panel.warmup, *checkpoints(config.horizon, panel.warmup)),
                           progress=progress)
@@ -596,8 +518,7 @@ def run_panel(panel: Panel, key: jax.Array, config: Any,
 
 
 def builders(table: Mapping[str, Callable], names: Sequence[str] | str) -> dict[str, Callable]:
-    """``{name: builder}`` of the panels ``names`` (one name alone, as ``--set panels=logistic``
-    gives it, is one panel) in ``table``.
+    """``{name: table[name]}`` for ``names`` (a string is one name).
 
     Raises:
       ValueError: a name that is not a panel of ``table``.
@@ -611,25 +532,26 @@ def builders(table: Mapping[str, Callable], names: Sequence[str] | str) -> dict[
 
 
 def panel_table(result: PanelResult, config: Any, note: str) -> Table:
-    """Every configuration of a panel: final regret (mean ± 95% CI), its spread, the paired gap
-    to the panel's reference, and the run time; ``note`` says what ran."""
+    """Every configuration of a panel: final regret, its sd, the paired gap to the reference
+    and the run time."""
     panel = result.panel
     reference = final_regret(result.curves[panel.reference])
-    table = Table(f"{panel.title}: final regret at T = {config.horizon}",
-                  ["agent", "setting", "final regret (mean ± 95% CI)", "sd over runs",
-                   f"gap to {panel.reference} (paired)", "run s"],
-                  note=note + " * marks the tuned value of a baseline's grid (plotted). Run s: "
-                  "seconds of running for all runs, compilation excluded (a sweep's time is "
-                  "split evenly over its points).")
+    out = Table(f"{panel.title}: final regret at T = {config.horizon}",
+                ["agent", "setting", "final regret (mean ± 95% CI)", "sd over runs",
+                 f"gap to {panel.reference} (paired)", "run s"],
+                note=note + " * marks the tuned value of a baseline's grid (plotted). Run s: "
+                "seconds of running for all runs, compilation excluded (a sweep's time is "
+                "split evenly over its points).")
     tuned = {e.label for e in panel.entries if e.tune}
     for label, setting, res, _, chosen in result.rows:
         final = final_regret(res)
-        table.add(label, setting + (" *" if label in tuned and chosen else ""), fmt_ci(final),
-                  f"{final.std(ddof=1) if final.size > 1 else 0.0:.1f}",
-                  "—" if label == panel.reference else fmt_ci(final - reference),
-                  f"{res.wall_time:.1f}")
-    return table
+        out.add(label, setting + (" *" if label in tuned and chosen else ""), fmt_ci(final),
+                sd_text(final), "—" if label == panel.reference else fmt_ci(final - reference),
+                f"{res.wall_time:.1f}")
+    return out
 
+
+# -- Figures.
 
 STYLES = {"es": {"color": "0.35", "linestyle": "--", "linewidth": 2.0},
           "dt": {"linestyle": "--"}, "variant": {"color": "0.6", "linestyle": ":"},
@@ -638,23 +560,18 @@ STYLES = {"es": {"color": "0.35", "linestyle": "--", "linewidth": 2.0},
 
 def draw_curves(ax, curves: Mapping[str, Result], kinds: Mapping[str, str], title: str,
                 warmup: int = 0, band_alpha: float = 0.15, styles: Mapping = STYLES) -> None:
-    """Mean cumulative regret with 95% bands, styled by kind (:data:`STYLES`: the paper's method
-    gray dashed, its variants dashed); a dotted line at ``warmup``."""
+    """Mean cumulative regret with 95% bands, styled by kind; a dotted line at ``warmup``."""
     for label, result in curves.items():
         steps = np.asarray(result.steps)
         (line,) = ax.plot(steps, result.mean("regret"), label=label,
                           **styles[kinds.get(label, "baseline")])
         if result.num_runs > 1:
-            lower, upper = result.confidence_band("regret")
-            ax.fill_between(steps, lower, upper, color=line.get_color(), alpha=band_alpha,
+            lower_, upper = result.confidence_band("regret")
+            ax.fill_between(steps, lower_, upper, color=line.get_color(), alpha=band_alpha,
                             linewidth=0)
     if warmup:
         ax.axvline(warmup, color="0.6", linewidth=0.8, linestyle=":")
     style_axes(ax, "round t", "cumulative regret", title, legend=7)
-
-
-# ------------------------------------------------------------------------------------------------
-# Figures.
 
 
 def new_figure(nrows: int, ncols: int, width: float = 5.0, height: float = 3.8):
@@ -665,26 +582,24 @@ def new_figure(nrows: int, ncols: int, width: float = 5.0, height: float = 3.8):
         matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), dpi=110,
-                             squeeze=False)
-    return fig, axes
+    return plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), dpi=110,
+                        squeeze=False)
 
 
-def save_figure(fig, path: Path, close: bool = True) -> Path:
-    """Writes ``fig`` as PNG (and closes it unless ``close=False``)."""
+def save_figure(fig, path: Path) -> Path:
+    """Writes ``fig`` as PNG and closes it."""
     import matplotlib.pyplot as plt
 
     fig.tight_layout()
     fig.savefig(path, format="png")
-    if close:
-        plt.close(fig)
+    plt.close(fig)
     return path
 
 
 def style_axes(ax, xlabel: str, ylabel: str, title: str, legend: float | None = None,
                which: str = "major", log: str = "") -> None:
-    """Labels, title and grid of ``ax``; a legend in font size ``legend``; ``log``: the axes
-    (``"x"``, ``"y"``, ``"xy"``) on a log scale."""
+    """Labels, title and grid; a legend of font size ``legend``; ``log`` in ``"x"``, ``"y"``,
+    ``"xy"``."""
     if "x" in log:
         ax.set_xscale("log")
     if "y" in log:
@@ -698,7 +613,7 @@ def style_axes(ax, xlabel: str, ylabel: str, title: str, legend: float | None = 
 
 
 def draw_errorbars(ax, x: Sequence, results: Sequence[Result], label: str, **style) -> None:
-    """Final regret (mean, 95% CI) of ``results`` against ``x``, markers and caps."""
+    """Final regret (mean, 95% CI) of ``results`` against ``x``."""
     stats = np.array([mean_ci(final_regret(r)) for r in results])
     ax.errorbar(x, stats[:, 0], yerr=np.nan_to_num(stats[:, 1]), marker="o", capsize=3,
                 label=label, **style)
@@ -723,17 +638,11 @@ def draw_panels(panels: Mapping[str, Mapping[str, Result]], ncols: int = 3):
     return fig
 
 
-# ------------------------------------------------------------------------------------------------
-# Runner options.
-
+# -- Runner options.
 
 def record_steps(horizon: int, num: int, include: Iterable[int] = ()) -> np.ndarray:
-    """Exactly ``min(num, horizon)`` increasing steps in ``[1, horizon]``, about log-spaced.
-
-    The steps in ``include`` (those in range) and ``horizon`` are always among them. A fixed
-    count, unlike :func:`jaxbandits.runner.log_spaced_steps`, keeps the recording buffer's
-    shape (and so the compiled program) the same for every horizon.
-    """
+    """Exactly ``min(num, horizon)`` increasing, about log-spaced steps in ``[1, horizon]``,
+    ``horizon`` and ``include`` among them: one recording shape for every horizon."""
     num = min(num, horizon)
     chosen = {horizon} | {int(s) for s in include if 1 <= int(s) <= horizon}
     if len(chosen) > num:
@@ -752,11 +661,9 @@ def record_steps(horizon: int, num: int, include: Iterable[int] = ()) -> np.ndar
 
 def run_options(horizon: int, chunk_size: int, num_records: int, include: Iterable[int] = (),
                 progress: bool | None = None, block_runs: int | None = None) -> dict[str, Any]:
-    """Keyword arguments for ``jb.simulate`` / ``compare`` / ``sweep`` with shape-stable programs:
-    the chunk length and the recorded steps' count fixed, so calls that differ only in the
-    horizon reuse one program (chunking never changes the numbers). ``$BENCH_BLOCK_RUNS`` sets
-    ``block_runs`` (an accelerator's default block can be far larger than a paper's runs), else
-    ``block_runs`` does (a script's run count: one block, numbers independent of the device)."""
+    """``jb.simulate`` / ``compare`` / ``sweep`` keywords with the chunk length and recorded
+    steps' count fixed, so calls differing only in the horizon share a program;
+    ``$BENCH_BLOCK_RUNS``, else ``block_runs``, sets the run block."""
     options = {"chunk_size": min(chunk_size, horizon),
                "record": record_steps(horizon, num_records, include).tolist(),
                "progress": progress}
@@ -769,23 +676,21 @@ def run_options(horizon: int, chunk_size: int, num_records: int, include: Iterab
 
 def config_options(config: Any, include: Iterable[int] = (), progress: bool | None = None,
                    horizon: int | None = None) -> dict[str, Any]:
-    """:func:`run_options` at ``config.horizon`` (or ``horizon``), ``config.chunk_size`` and
-    ``config.num_records``."""
+    """:func:`run_options` from ``config``'s ``horizon`` (or ``horizon``), ``chunk_size``,
+    ``num_records``."""
     return run_options(config.horizon if horizon is None else horizon, config.chunk_size,
                        config.num_records, include, progress)
 
 
 def timer() -> float:
-    """``time.perf_counter()``: seconds, for the run time of a report."""
+    """``time.perf_counter()``."""
     return time.perf_counter()
 
 
-# ------------------------------------------------------------------------------------------------
-# Statistics and verdicts.
-
+# -- Statistics and verdicts.
 
 def final_regret(result: Result, step: int | None = None) -> np.ndarray:
-    """``(runs,)`` cumulative regret at ``step`` (default: the horizon), a recorded step."""
+    """``(runs,)`` cumulative regret at a recorded ``step`` (default: the horizon)."""
     if step is None:
         return np.asarray(result.cumulative_regret[:, -1], dtype=np.float64)
     index = np.flatnonzero(np.asarray(result.steps) == step)
@@ -804,6 +709,14 @@ def mean_final(result: Result) -> float:
     return float(final_regret(result).mean())
 
 
+def mean_se(values: np.ndarray) -> tuple[float, float]:
+    """``(mean, standard error)`` (nan for one value)."""
+    values = np.asarray(values, dtype=np.float64)
+    if values.size < 2:
+        return float(values.mean()), math.nan
+    return float(values.mean()), float(values.std(ddof=1) / math.sqrt(values.size))
+
+
 def mean_ci(values: np.ndarray) -> tuple[float, float]:
     """``(mean, half-width of the 95% Student-t interval)``."""
     values = np.asarray(values, dtype=np.float64)
@@ -813,33 +726,26 @@ def mean_ci(values: np.ndarray) -> tuple[float, float]:
                                         / math.sqrt(values.size))
 
 
-def mean_se(values: np.ndarray) -> tuple[float, float]:
-    """``(mean, standard error)``."""
-    values = np.asarray(values, dtype=np.float64)
-    if values.size < 2:
-        return float(values.mean()), math.nan
-    return float(values.mean()), float(values.std(ddof=1) / math.sqrt(values.size))
-
-
 def paired_gap(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
-    """Mean and 95% half-width of ``a - b`` run by run (common random numbers pair the runs)."""
+    """Mean and 95% half-width of ``a - b`` run by run."""
     return mean_ci(np.asarray(a, np.float64) - np.asarray(b, np.float64))
 
 
+def decide(holds: bool, contradicted: bool) -> bool | None:
+    """True if ``holds``, else False if ``contradicted``, else None (not decidable)."""
+    return True if holds else (False if contradicted else None)
+
+
 def verdict_at_most(values: np.ndarray, limit: float) -> bool | None:
-    """"The mean of ``values`` is at most ``limit``": True on the sample mean (the papers'
-    criteria are on means), False when the whole 95% interval lies above it, else None."""
+    """Mean of ``values`` at most ``limit``: True on the mean, False when the 95% interval lies
+    above it, else None."""
     mean, half = mean_ci(values)
-    if mean <= limit:
-        return True
-    if math.isnan(half):
-        return None
-    return False if mean - half > limit else None
+    return decide(mean <= limit, not math.isnan(half) and mean - half > limit)
 
 
 def sublinear(result: Result) -> tuple[bool | None, str]:
-    """"R(t)/t decreases over the second half": :func:`verdict_at_most` of the per-run change
-    of R(t)/t from the recorded step nearest T/2 to T, against 0; with the evidence."""
+    """R(t)/t decreases from the recorded step nearest T/2 to T (:func:`verdict_at_most` of
+    the per-run change against 0), with the evidence."""
     steps = np.asarray(result.steps)
     i = int(np.argmin(np.abs(steps - result.horizon / 2)))
     average = np.asarray(result.cumulative_regret, np.float64) / steps
@@ -849,45 +755,35 @@ def sublinear(result: Result) -> tuple[bool | None, str]:
 
 
 def lower(a: np.ndarray, b: np.ndarray) -> bool | None:
-    """"``a`` is lower than ``b``" (paired): True on the mean, False when the 95% interval of
-    ``a - b`` lies above 0, else None."""
+    """``a`` below ``b`` (paired): True on the mean, False when ``a - b``'s 95% interval lies
+    above 0, else None."""
     mean, half = paired_gap(a, b)
-    if mean < 0:
-        return True
-    return False if mean - half > 0 else None
+    return decide(mean < 0, mean - half > 0)
 
 
 def all_of(verdicts: Sequence[bool | None]) -> bool | None:
-    """True if all are True, False if any is False, else None (not decidable)."""
+    """True if all are True, False if any is False, else None."""
     if any(v is False for v in verdicts):
         return False
     return True if all(v is True for v in verdicts) else None
 
 
-def decide(holds: bool, contradicted: bool) -> bool | None:
-    """A verdict: True when the claim ``holds`` (on the means), else False when the data
-    contradict it (an interval excluding it), else None (not decidable)."""
-    return True if holds else (False if contradicted else None)
-
-
 def sd_text(values: np.ndarray) -> str:
-    """The sample standard deviation of ``values`` (0 for one value), one decimal."""
+    """The sample standard deviation (0 for one value), one decimal."""
     values = np.asarray(values)
     return f"{values.std(ddof=1) if values.size > 1 else 0.0:.1f}"
 
 
 def every(checks: Mapping[str, tuple[bool | None, str]]) -> tuple[bool | None, str]:
-    """``{name: (verdict, evidence)}`` as one claim: :func:`all_of` the verdicts, with every
-    ``name: evidence``."""
+    """``{name: (verdict, evidence)}`` as one claim: :func:`all_of` with every evidence."""
     return (all_of([v for v, _ in checks.values()]),
             "; ".join(f"{name}: {evidence}" for name, (_, evidence) in checks.items()))
 
 
 def ordering(a: float, b: float, gap: tuple[float, float] | None = None,
              tol: float = ORDER_TOL) -> tuple[bool | None, str]:
-    """"``a`` is larger than ``b``": True when it is by at least ``tol`` (relative) or the
-    paired gap ``(mean, 95% half-width)`` of ``a - b`` excludes 0, False for the same the other
-    way round, else None; with the evidence."""
+    """``a`` larger than ``b``: True by ``tol`` (relative) or when the paired ``gap`` ``(mean,
+    95% half-width)`` excludes 0 above, False the other way round, else None; with evidence."""
     rel = (a - b) / max(abs(b), 1e-12)
     mean_gap, half = gap if gap is not None else (a - b, math.inf)
     evidence = f"{a:.3g} vs {b:.3g} ({100 * rel:+.0f}%"
@@ -900,38 +796,33 @@ def ordering(a: float, b: float, gap: tuple[float, float] | None = None,
 
 
 def worse_than(a: Result, b: Result, tol: float = ORDER_TOL) -> tuple[bool | None, str]:
-    """Whether ``a`` has larger final regret than ``b`` (:func:`ordering`, paired)."""
+    """``a``'s final regret larger than ``b``'s (:func:`ordering`, paired)."""
     fa, fb = final_regret(a), final_regret(b)
     return ordering(fa.mean(), fb.mean(), paired_gap(fa, fb), tol)
 
 
 def not_worse(a: Result, b: Result, tol: float = NOT_WORSE_TOL) -> tuple[bool | None, str]:
-    """Whether ``a`` is competitive with ``b``: True when ``mean(a) <= (1 + tol) mean(b)``,
-    False when worse by more than that with a paired 95% CI excluding 0, else None."""
+    """``a`` competitive with ``b``: True when ``mean(a) <= (1 + tol) mean(b)``, False when worse
+    by more with a paired 95% CI excluding 0, else None."""
     fa, fb = final_regret(a), final_regret(b)
     gap, half = paired_gap(fa, fb)
     rel = fa.mean() / max(fb.mean(), 1e-12) - 1
-    evidence = (f"{fa.mean():.1f} vs {fb.mean():.1f} ({100 * rel:+.0f}%), paired gap "
-                f"{gap:+.1f} ± {half:.1f}")
-    if rel <= tol:
-        return True, evidence
-    return (False if gap - half > 0 else None), evidence
+    return decide(rel <= tol, gap - half > 0), (
+        f"{fa.mean():.1f} vs {fb.mean():.1f} ({100 * rel:+.0f}%), paired gap "
+        f"{gap:+.1f} ± {half:.1f}")
 
 
 def within(a: Result, b: Result, tol: float = NOT_WORSE_TOL) -> tuple[bool | None, str]:
-    """:func:`not_worse` with the stricter "clearly worse": True when ``mean(a) <= (1 + tol)
-    mean(b)``, False when the paired 95% CI of ``a - (1 + tol) b`` lies above 0, else None."""
+    """:func:`not_worse`, False only when the paired 95% CI of ``a - (1 + tol) b`` lies above 0."""
     fa, fb = final_regret(a), final_regret(b)
     gap, half = paired_gap(fa, (1 + tol) * fb)
-    evidence = (f"{fa.mean():.4g} vs {fb.mean():.4g} (tolerance +{100 * tol:.0f}%), paired gap "
-                f"to the tolerance {gap:+.3g} ± {half:.3g}")
-    if gap <= 0:
-        return True, evidence
-    return (False if gap - half > 0 else None), evidence
+    return decide(gap <= 0, gap - half > 0), (
+        f"{fa.mean():.4g} vs {fb.mean():.4g} (tolerance +{100 * tol:.0f}%), paired gap "
+        f"to the tolerance {gap:+.3g} ± {half:.3g}")
 
 
 def close(a: Result, b: Result, tol: float = CLOSE_TOL) -> tuple[bool, str]:
-    """The mean final regrets of ``a`` and ``b`` are within ``tol`` of their average."""
+    """The mean final regrets of ``a`` and ``b`` within ``tol`` of their average."""
     fa, fb = final_regret(a), final_regret(b)
     rel = abs(fa.mean() - fb.mean()) / max(0.5 * (fa.mean() + fb.mean()), 1e-12)
     gap, half = paired_gap(fa, fb)
@@ -939,23 +830,19 @@ def close(a: Result, b: Result, tol: float = CLOSE_TOL) -> tuple[bool, str]:
                               f"(tolerance {100 * tol:.0f}%), paired gap {gap:+.1f} ± {half:.1f}")
 
 
-def _digits(value: float) -> int:
-    magnitude = abs(value)
-    return 0 if magnitude >= 100 else 1 if magnitude >= 10 else 2
+def _fmt(mean: float, spread: float) -> str:
+    digits = 0 if abs(mean) >= 100 else 1 if abs(mean) >= 10 else 2
+    return f"{mean:.{digits}f} ± {spread:.{digits}f}"
 
 
 def fmt_ci(values: np.ndarray) -> str:
     """``"mean ± half-width"`` (95% CI)."""
-    mean, half = mean_ci(values)
-    d = _digits(mean)
-    return f"{mean:.{d}f} ± {half:.{d}f}"
+    return _fmt(*mean_ci(values))
 
 
 def fmt_se(values: np.ndarray) -> str:
     """``"mean ± s.e."``."""
-    mean, se = mean_se(values)
-    d = _digits(mean)
-    return f"{mean:.{d}f} ± {se:.{d}f}"
+    return _fmt(*mean_se(values))
 
 
 def gap_text(values: np.ndarray, digits: int = 1) -> str:

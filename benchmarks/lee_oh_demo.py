@@ -1,23 +1,9 @@
-"""Lee & Oh, "Improved regret of linear ensemble sampling": a demonstration in four parts.
+"""Lee & Oh 2024, "Improved regret of linear ensemble sampling": a demonstration.
 
-The paper has no experiments; this is our protocol, with reference numbers from a NumPy check,
-on ``linear`` (K arms and theta* uniform on the unit sphere, ``N(0, sigma^2)`` noise), lambda =
-1, S = 1, delta = 0.05, at two calibrations of the perturbation scale: **theory**, ``sigma_R =
-beta_T`` (``jb.agents.theory_perturb_std``: 3.85 at d = 5, T = 1000, sigma = 0.5), and
-**practical**, ``sigma_R = sigma`` (Lu & Van Roy). Agents: ES (``lin-es``, m members, uniform
-selection), LinPHE (``lin-phe``), LinTS with ``v = sigma_R`` (equal in law to Gaussian LinPHE)
-and LinUCB with the OFUL radius.
-
-* **Prop. 2** (Sec. 6): ES with m = T members in round robin against LinPHE with a history
-  buffer of T, given the same keys: the same actions, run by run.
-* **ensemble size**: regret against m in {1, 2, 5, 10, 20, 50, 100, T (round robin)} at both
-  calibrations beside LinPHE, LinTS and LinUCB (d = 5, K = 20, T = 1000), with the NumPy table.
-* **scaling**: regret against T (d = 5) and d (T = 2000), K = 50, ES (m = 20) and the baselines.
-* **comparison**: the four agents over time at d = 20, K = 50 (Sun et al. 2025's instance).
-
-Numeric fields (``perturb_std``, LinTS's ``noise_std``) are swept (one program for every
-calibration); the ensemble-size part runs every m and both calibrations in one ``jb.sweep``
-(one program per m)::
+The paper has no experiments; our protocol (docs/reproductions/lee-oh-2024.md): Prop. 2 (Sec. 6)
+run by run, regret against the ensemble size m, scaling in T and d, and a comparison of ES,
+LinPHE, LinTS and LinUCB at the theory (``sigma_R = beta_T``) and practical (``sigma_R =
+sigma``) calibrations on ``linear``::
 
     python -m benchmarks.lee_oh_demo                  # small
     python -m benchmarks.lee_oh_demo --scale paper    # more seeds, T = 10^4; GPU
@@ -50,9 +36,8 @@ REFERENCE_SETUP = {"dim": 5, "num_arms": 20, "horizon": 1000, "noise_std": 0.5}
 
 @dataclasses.dataclass(frozen=True)
 class Config:
-    """Sizes of one scale: the Prop. 2 / ensemble-size problem and its m (``m = T`` round robin
-    added); the scaling and comparison parts' grids (the largest T is the comparison's);
-    ``per_arm_phe``: LinPHE with per-arm statistics (False: Prop. 2's buffered one)."""
+    """The Prop. 2 / ensemble-size problem and its m, the scaling grids (the largest T is the
+    comparison's); ``per_arm_phe``: LinPHE with per-arm statistics (False: Prop. 2's)."""
 
     dim: int
     num_arms: int
@@ -77,8 +62,7 @@ class Config:
 
 
 SCALES = {
-    # tiny: the scaling and comparison parts rerun the ensemble-size part's problem and programs
-    # and LinPHE is Prop. 2's buffered one: five programs
+    # tiny: the scaling parts rerun the ensemble-size part's programs (five in all)
     "tiny": Config(dim=3, num_arms=5, horizon=60, num_runs=6, ensemble_sizes=(2,),
                    scaling_dims=(3,), scaling_arms=5, scaling_horizons=(60,),
                    t_scaling_dim=3, d_scaling_horizon=60, scaling_runs=6, scaling_size=2,
@@ -197,14 +181,13 @@ def loglog_slope(x: Sequence[float], y: Sequence[float]) -> float:
 
 
 def curve(scaling: dict, config: Config, name: str, cal: str, against: str):
-    """``(xs, mean regrets)`` of ``name`` against T (at ``t_scaling_dim``) or d (at
-    ``d_scaling_horizon``); None when not run."""
+    """``(xs, mean regrets)`` against T (at ``t_scaling_dim``) or d (at ``d_scaling_horizon``);
+    None when not run."""
     if against == "T":
-        if (name, config.t_scaling_dim) not in scaling:
+        d, xs = config.t_scaling_dim, sorted(config.scaling_horizons)
+        if (name, d) not in scaling:
             return None
-        xs = sorted(config.scaling_horizons)
-        return xs, [scaled_regret(scaling, name, config.t_scaling_dim, cal, t).mean()
-                    for t in xs]
+        return xs, [scaled_regret(scaling, name, d, cal, t).mean() for t in xs]
     xs = sorted(config.scaling_dims)
     return xs, [scaled_regret(scaling, name, d, cal, config.d_scaling_horizon).mean()
                 for d in xs]
@@ -238,9 +221,8 @@ def reference_table(ref: dict, config: Config) -> C.Table:
         f"T = {config.horizon}, σ = {config.noise_std}, {config.num_runs} seeds",
         ["calibration"] + [f"ES m={m}" for m in sizes]
         + [f"ES m=T={config.horizon} RR", "LinPHE", "LinTS(v=σ_R)", "LinUCB"], rows,
-        "The demonstration's table. LinUCB uses the OFUL radius (delta = 0.05) whatever the "
-        "calibration, so it is shown once. The 'reference' rows are an independent NumPy check "
-        "(40 seeds, other random numbers).")
+        "LinUCB (OFUL radius) does not depend on the calibration. Reference rows: an "
+        "independent NumPy check (40 seeds).")
 
 
 def equivalence_stats(ref: dict, cal: str) -> tuple[int, int, float]:
@@ -260,9 +242,8 @@ def equivalence_table(ref: dict, config: Config) -> C.Table:
         [(cal, f"{agree} / {runs}", f"{worst:.3g}", C.fmt_ci(C.final_regret(ref["ES-RR"][cal])),
           C.fmt_ci(C.final_regret(ref["LinPHE-buffer"][cal])))
          for cal, (agree, runs, worst) in stats.items()],
-        "Same keys (common random numbers): member t of ES and round t of LinPHE read the same "
-        "perturbations. Curves agree when every recorded cumulative regret agrees to 1e-3 "
-        "(relative). float32: a near-tie argmax can split a run's path.")
+        "Same keys: member t of ES and round t of LinPHE read the same perturbations. Identical: "
+        "every recorded regret within 1e-3 (relative).")
 
 
 def ensemble_size_table(ref: dict, config: Config) -> C.Table:
@@ -294,9 +275,8 @@ def scaling_table(scaling: dict, config: Config) -> C.Table:
           C.fmt_ci(scaled_regret(scaling, name, dims[-1], cal, config.d_scaling_horizon)))
          for name in config.scaling_agents
          for cal in (CALIBRATIONS if name != "LinUCB" else ("theory",))],
-        f"{config.scaling_runs} runs per point. At the theory calibration each T uses its own "
-        "beta_T. The NumPy implementation's check (ES, m = 20, 20 seeds): slope in T 0.32 "
-        "(practical) / 0.56 (theory); in d 0.69 / 0.87.")
+        f"{config.scaling_runs} runs per point; at the theory calibration each T has its own "
+        "beta_T.")
 
 
 def check_claims(ref: dict, scaling: dict, config: Config) -> list[tuple[str, bool | None, str]]:

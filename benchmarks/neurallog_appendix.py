@@ -1,26 +1,9 @@
-"""Neural Logistic Bandits (Bae & Lee): Figs. 3-6 and the mushroom and mnist panels of Fig. 2.
+"""Neural Logistic Bandits (Bae & Lee 2025): Figs. 3-6 and Fig. 2's mushroom and mnist.
 
-Bae & Lee 2025, App. A and App. J, with the setup of Sec. 7 (K = 5 arms a round from a per-run pool
-of ``Unif(-1, 1)^d`` vectors, ``r ~ Bern(mu(h(x)))``; classification sets as K-armed bandits with
-block features):
-
-* **Figs. 3 and 6** (``neurallog-synthetic``): pools of 10, 50 and 10,000 vectors for a low,
-  middle and high effective dimension d~ (Figs. 1-2 use 2,500); Fig. 3 on h1-h3, Fig. 6 on h4-h6.
-* **Fig. 4**: h4-h6 with the pool of 2,500. **Fig. 5**: magic, banknote, phoneme. **Fig. 2**'s
-  mushroom and mnist. banknote, phoneme, mushroom and mnist cannot be shipped: they are read from
-  ``--set data_path=DIR`` or ``$JAXBANDITS_DATA``; where a file is absent a bundled scikit-learn
-  set stands in (banknote: iris, phoneme: breast_cancer, mushroom: wine, mnist: the 8x8 digits)
-  and the panel's title and the report say so.
-
-Claims: NeuralLog-UCB-2, algorithm (5), is best in every panel and at every d~ (Sec. 7, App. A,
-App. J); the linear logistic baselines (2)-(3) are worst; the TS variants are competitive with
-the baselines (1)-(3) (within 10% of the best of them). Our check of Fig. 3's premise: every
-agent's regret is lower with 10 vectors than with 10,000. Networks: two layers, width m = 20,
-100 gd steps of 0.01 every 50 rounds, S = 1, kappa = 10, each agent's default nu (the paper tunes
-nu and lambda over a grid; not here); one registry agent each. Common random numbers. Scales:
-``small`` (d = 10, T = 1,000, 20 runs, h1 and h4 over the pools, h4 and h6 at 2,500, magic and
-the banknote / phoneme / mushroom stand-ins, five agents; about 20 min on a 2-core CPU),
-``paper`` (d = 20, T = 2,000, 10 runs, every panel and agent; a GPU), ``tiny`` for the tests::
+Bae & Lee 2025, App. A and J: Figs. 3 and 6 (pools of 10, 50 and 10,000 vectors: low, middle,
+high d~), Fig. 4 (h4-h6), Fig. 5 (magic, banknote, phoneme) and Fig. 2's mushroom and mnist
+(read from ``--set data_path=DIR`` or ``$JAXBANDITS_DATA``, else scikit-learn stand-ins). Setup
+and claims: docs/reproductions/bae-lee-2025.md::
 
     python -m benchmarks.reproduce neurallog_appendix --scale small --set data_path=~/data
 """
@@ -33,6 +16,7 @@ from collections.abc import Sequence
 
 import jaxbandits as jb
 from benchmarks import framework as C
+from benchmarks.neurallog_figs import make_agent
 
 NAME = "neurallog_appendix"
 TITLE = "Neural Logistic Bandits, Figs. 3-6 and Fig. 2's mushroom and mnist"
@@ -51,9 +35,8 @@ DATASETS = {"magic": ("Fig. 5", None), "banknote": ("Fig. 5", "iris"),
 
 @dataclasses.dataclass(frozen=True)
 class Config:
-    """d, T, runs, the agents (registry names), Figs. 3/6's functions and pools, Fig. 4's
-    functions, the data sets (Fig. 5, Fig. 2's user-path sets), where to read them, the width
-    m and runner options."""
+    """d, T, runs, agents, Figs. 3/6's functions and pools, Fig. 4's functions, the data sets
+    and where to read them, the width m."""
 
     dim: int
     horizon: int
@@ -80,12 +63,6 @@ SCALES = {
         datasets=("magic", "banknote", "phoneme", "mushroom")),
     "paper": Config(dim=20, horizon=2000, num_runs=10, chunk_size=1000, num_records=60),
 }
-
-
-def agent(name: str, c: Config):
-    """The paper's practical settings: width m, updates every 50 rounds, a buffer of T."""
-    width = {} if LABELS[name] in LINEAR else {"width": c.width}
-    return jb.make_agent(name, buffer_size=c.horizon, update_every=50, **width)
 
 
 def standin(dataset: str):
@@ -119,7 +96,7 @@ def environments(c: Config) -> dict[str, object]:
 
 def experiments(c: Config) -> dict[str, C.Experiment]:
     options = C.run_options(c.horizon, c.chunk_size, c.num_records, block_runs=c.num_runs)
-    agents = {LABELS[n]: agent(n, c) for n in c.agents}
+    agents = {LABELS[n]: make_agent(n, c, c.horizon) for n in c.agents}
     return {t: C.Experiment(env, agents, c.horizon, c.num_runs, options=options)
             for t, env in environments(c).items()}
 
@@ -166,8 +143,8 @@ def body(r: C.Run) -> C.Page:
     return C.Page(C.draw_panels(panels), [C.final_table(
         "Final cumulative regret (mean ± 95% CI)", panels)], claims(panels, c), (
         f"d = {c.dim}, K = {c.num_arms}, T = {c.horizon}, {c.num_runs} runs, width m = "
-        f"{c.width}. A '(stand-in: X)' panel ran the bundled scikit-learn set X because the "
-        "paper's file was not found."), {"panels": panels, "config": c})
+        f"{c.width}. '(stand-in: X)': the paper's file was not found, scikit-learn's X ran."),
+        {"panels": panels, "config": c})
 
 
 def main(argv: Sequence[str] | None = None) -> C.Report:

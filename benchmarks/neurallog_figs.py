@@ -1,20 +1,8 @@
-"""Neural Logistic Bandits (Bae & Lee): Figure 1 (synthetic), Figure 2 (classification), Table 2.
+"""Neural Logistic Bandits (Bae & Lee 2025): Figs. 1-2 and Table 2.
 
-Bae & Lee 2025 (Sec. 7, App. J) at reduced sizes:
-
-* **Figure 1**: ``neurallog-synthetic`` (Bernoulli rewards ``mu(h(x))``, K = 5 arms a round from a
-  pool of Unif(-1, 1)^d vectors), h1 ``0.2 (x^T theta)^4``, h2 ``20 cos(x^T theta)``, h3
-  ``5 x^T Theta x``.
-* **Figure 2**: classification as a K-armed bandit: ``shuttle``, ``magic``, ``digits`` (the
-  offline stand-in for mnist).
-* **Table 2**: ``obd-replay`` (the Open Bandit Dataset's uniform-random log, K = 5 candidates):
-  final CTR over the width m, kappa and S (``param_bound``); kappa x S is one ``jb.sweep`` per
-  agent, each extra width one more compilation.
-
-Agents: NCBF-UCB, Logistic-UCB-1, ada-OFU-ECOLog, NeuralLog-UCB-1/2, NeuralLog-TS-1/2, Neural-UCB,
-Neural-TS and uniform random; every network the paper's two-layer width-m net updated every 50
-rounds by 100 gd steps of 0.01, a ring buffer of the whole horizon; nu tuned over ``{0.1, 1, 10}
-x`` each agent's default by one sweep (on the evaluation runs). Common random numbers::
+Bae & Lee 2025, Sec. 7 and App. J: Fig. 1 (synthetic h1-h3), Fig. 2 (shuttle, magic, digits for
+mnist) and Table 2 (OBD replay over m, kappa and S), nu tuned per agent by one sweep. Setup:
+docs/reproductions/bae-lee-2025.md::
 
     python -m benchmarks.neurallog_figs                 # small: d = 10, pool 500, T = 1,000
 """
@@ -23,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -48,10 +36,9 @@ ALL_AGENTS = ("random", "logistic-ucb-1", "ada-ofu-ecolog", "ncbf-ucb", "neurall
 
 @dataclasses.dataclass(frozen=True)
 class Config:
-    """Sizes of one scale: the synthetic d, K and pool; T and runs of Figures 1-2; the functions,
-    data sets and agents run; the width m; the nu grid (multiples of each default); Table 2's
-    logged events replayed (about a fifth accepted), runs, agents, and m, kappa and S sweeps
-    (each first value is the shared default row); runner options."""
+    """Figs. 1-2's sizes, functions, data sets, agents, width m and nu grid (multiples of each
+    default); Table 2's logged events, runs, agents and m, kappa, S sweeps (each first value
+    the shared default row)."""
 
     dim: int
     num_arms: int
@@ -100,8 +87,8 @@ SCALES = {
 
 
 def make_agent(name: str, config: Config, horizon: int, width: int | None = None, **fields):
-    """A registry agent with the paper's practical settings: width m, updates every 50 rounds,
-    a ring buffer of ``horizon`` observations (arms change every round)."""
+    """The paper's practical settings: width m, updates every 50 rounds, a buffer of
+    ``horizon``."""
     if name == "random":
         return jb.make_agent("random")
     kw = {"buffer_size": horizon, "update_every": 50, **fields}
@@ -113,8 +100,7 @@ def make_agent(name: str, config: Config, horizon: int, width: int | None = None
 
 
 def entry(name: str, config: Config) -> C.Entry:
-    """One agent of a panel, nu tuned over the scale's grid (random, or a grid of one value: one
-    run)."""
+    """A panel's agent, nu tuned over the scale's grid (random or one value: one run)."""
     agent = make_agent(name, config, config.horizon)
     kind = "es" if name == "neurallog-ucb-2" else "baseline"
     if name == "random" or len(config.nu_factors) < 2:
@@ -136,9 +122,8 @@ def run_figures(config: Config, key, progress: bool | None = False) -> dict[str,
 
 def run_obd(config: Config, key,
             progress: bool | None = False) -> dict[tuple[str, float], dict[str, Result]]:
-    """Table 2: ``{(sweep, value): {label: Result}}`` for the sweeps ``"m"``, ``"kappa"`` and
-    ``"S"``; the default row (each first value) is one shared run. ``obd_runs = 0`` (``--set
-    obd_runs=0``, where the OBD sample is not installed): no rows."""
+    """Table 2: ``{(sweep, value): {label: Result}}``, sweeps ``"m"``, ``"kappa"``, ``"S"``
+    sharing the default row's run; ``--set obd_runs=0``: no rows."""
     if config.obd_runs == 0:
         return {}
     env = jb.make_env("obd-replay")
@@ -169,11 +154,6 @@ def run_obd(config: Config, key,
     return rows
 
 
-def run(config: Config, key, progress: bool | None = False):
-    """``(figures, obd_rows)``: see :func:`run_figures` and :func:`run_obd`."""
-    return run_figures(config, key, progress), run_obd(config, key, progress)
-
-
 def final_ctr(result: Result) -> np.ndarray:
     """``(runs,)`` final CTR (clicks over accepted events)."""
     accepted = np.maximum(np.asarray(result.accepted[:, -1], np.float64), 1.0)
@@ -192,10 +172,7 @@ def figure_table(results: dict[str, C.PanelResult], config: Config) -> C.Table:
         ["agent", *results],
         [(name, *(C.fmt_ci(C.final_regret(short(r)[name])) for r in results.values()))
          for name in short(next(iter(results.values())))],
-        f"{config.num_runs} runs, common random numbers; nu tuned per agent and environment "
-        f"(the chosen value in the tuning table). Synthetic: d = {config.dim}, K = "
-        f"{config.num_arms}, pool {config.pool_size}; classification: full datasets, pool 2500, "
-        f"width m = {config.width}.")
+        f"{config.num_runs} runs; nu tuned per agent and environment (tuning table).")
 
 
 def tuning_table(results: dict[str, C.PanelResult]) -> C.Table:
@@ -205,19 +182,41 @@ def tuning_table(results: dict[str, C.PanelResult]) -> C.Table:
                     for title, result in results.items()])
 
 
+def ctr_table(title: str, rows: dict[tuple[str, float], dict[str, Result]],
+              labels: Sequence[str], note: str) -> C.Table:
+    """Table 2's layout: a row per ``(sweep, value)``, the mean final CTR of each label."""
+    return C.table(title, ["sweep", "value", *labels, "accepted (mean)"],
+                   [(sweep, f"{value:g}", *(f"{final_ctr(by[k]).mean():.4f}" for k in labels),
+                     f"{np.mean([float(r.accepted[:, -1].mean()) for r in by.values()]):.0f}")
+                    for (sweep, value), by in rows.items()], note)
+
+
 def obd_table(rows: dict[tuple[str, float], dict[str, Result]], config: Config) -> C.Table:
-    labels = [LABELS[n] for n in config.obd_agents]
-    return C.table(
-        f"Table 2 (OBD replay): final CTR after {config.obd_horizon} logged events",
-        ["sweep", "value", *labels, "accepted (mean)"],
-        [(sweep, f"{value:g}", *(f"{final_ctr(by_agent[lbl]).mean():.4f}" for lbl in labels),
-          f"{np.mean([float(r.accepted[:, -1].mean()) for r in by_agent.values()]):.0f}")
-         for (sweep, value), by_agent in rows.items()],
-        f"Mean over {config.obd_runs} runs of clicks / accepted events (about a fifth of the "
-        f"logged events are accepted). Defaults m = {config.widths[0]}, kappa = "
-        f"{config.kappas[0]:g}, S = {config.bounds[0]:g}; the default row appears in every sweep "
-        "(the paper's default). The paper's CTRs are .0013-.0052; a few clicks separate the "
-        "columns, so most differences are noise.")
+    return ctr_table(
+        f"Table 2 (OBD replay): final CTR after {config.obd_horizon} logged events", rows,
+        [LABELS[n] for n in config.obd_agents],
+        f"Mean over {config.obd_runs} runs of clicks / accepted events. Defaults m = "
+        f"{config.widths[0]}, kappa = {config.kappas[0]:g}, S = {config.bounds[0]:g} (in every "
+        "sweep). The paper's CTRs: .0013-.0052.")
+
+
+def ts_on_top(rows: Iterable[dict[str, Result]],
+              ts: Sequence[str]) -> tuple[bool | None, str]:
+    """A TS agent's mean CTR highest in every row of ``{label: Result}``: False where another
+    agent's is above the best TS agent's with a paired 95% CI excluding 0."""
+    tops, failed = 0, []
+    for by_agent in rows:
+        ctr = {k: final_ctr(v) for k, v in by_agent.items()}
+        best_ts = max((k for k in ctr if k in ts), key=lambda k: ctr[k].mean())
+        other = max((k for k in ctr if k not in ts), key=lambda k: ctr[k].mean())
+        if ctr[best_ts].mean() >= ctr[other].mean():
+            tops += 1
+        else:
+            gap, half = C.paired_gap(ctr[other], ctr[best_ts])
+            failed.append(gap - half > 0)
+    return C.decide(not failed, any(failed)), (
+        f"a TS agent highest in {tops} of {tops + len(failed)} rows; significantly below "
+        f"another agent in {sum(failed)}")
 
 
 def figure_claims(results: dict[str, C.PanelResult]) -> list[tuple[str, bool | None, str]]:
@@ -250,20 +249,8 @@ def obd_claims(rows: dict[tuple[str, float], dict[str, Result]],
     claims = []
     ts = [LABELS[n] for n in TS if n in config.obd_agents]
     if ts:
-        tops, failed = 0, []
-        for by_agent in rows.values():
-            ctr = {k: final_ctr(v) for k, v in by_agent.items()}
-            best_ts = max(ts, key=lambda k: ctr[k].mean())
-            best_other = max((k for k in ctr if k not in ts), key=lambda k: ctr[k].mean())
-            if ctr[best_ts].mean() >= ctr[best_other].mean():
-                tops += 1
-            else:
-                gap, half = C.paired_gap(ctr[best_other], ctr[best_ts])
-                failed.append(gap - half > 0)
         claims.append(("[Table 2] a NeuralLog-TS agent has the highest CTR in every row",
-                       C.decide(not failed, any(failed)),
-                       f"{tops} of {len(rows)} rows; the others within noise: "
-                       f"{not any(failed)}"))
+                       *ts_on_top(rows.values(), ts)))
     invariant = [LABELS[n] for n in ("neurallog-ucb-2", "neurallog-ts-2", "ada-ofu-ecolog")
                  if n in config.obd_agents]
     kappa_rows = [rows["kappa", k] for k in config.kappas]
@@ -280,7 +267,7 @@ def obd_claims(rows: dict[tuple[str, float], dict[str, Result]],
 
 def body(r: C.Run) -> C.Page:
     config = r.config
-    figures, rows = run(config, r.key, r.progress)
+    figures, rows = run_figures(config, r.key, r.progress), run_obd(config, r.key, r.progress)
     fig, axes = C.new_figure(1, len(figures) + 1, width=4.6, height=3.8)
     for ax, (title, result) in zip(axes[0], figures.items(), strict=False):
         C.draw_curves(ax, result.curves, result.kinds, title)

@@ -1,23 +1,9 @@
 """Bae & Lee 2025, Table 2 (OBD replay): can a replay decide "the TS agents reach the top CTR"?
 
-Table 2's default row (m = 20, kappa = 50, S = 1; Bae & Lee 2025, App. J.1) with many runs, to
-find out whether the claim's miss is the engine, the configuration or the claim:
-
-* **Engine**: the seven agents of Table 2 and uniform random on ``obd-replay`` in one
-  ``jb.compare`` (common random numbers: run r of every agent replays the same event order and
-  arm shuffles), the settings of ``neurallog_figs`` (width m, updates every 50 accepted events, a
-  buffer holding every accepted event: checked). Final CTR (clicks / accepted) per agent, mean
-  ± s.e. over runs, and the paired differences TS - UCB.
-* **Power**: a run's CTR is a binomial proportion over its N accepted events, so a difference of
-  two agents' mean CTRs over R runs has s.e. about ``sqrt(2 p (1 - p) / (N R))``; the smallest
-  difference detected with 80% power at a two-sided 5% level is 2.80 times that. Computed at the
-  replay's own N and pooled CTR p, for the paper's R = 5 and for the runs here, with the runs the
-  paper's gaps would need.
-* **The data**: how much CTR any policy could gain here: a policy that ranks the candidates by
-  item CTRs estimated on one half of the log (shrunk to the mean), replayed on the other half.
-
-Common random numbers; ``BENCH_BLOCK_RUNS=8`` (the neural agents' block) keeps every agent's runs
-the same whichever agents one invocation holds::
+Table 2's default row (m = 20, kappa = 50, S = 1; App. J.1) with many runs: every agent's final
+CTR and the paired TS - UCB differences, the power of a CTR difference at the replay's size, and
+what CTR the log allows any policy (docs/reproductions/bae-lee-2025.md). ``BENCH_BLOCK_RUNS=8``
+keeps every agent's runs the same whichever agents one invocation holds::
 
     BENCH_BLOCK_RUNS=8 python -m benchmarks.neurallog_table2_power    # 24 runs x 5,000 events
 """
@@ -32,6 +18,8 @@ import numpy as np
 
 import jaxbandits as jb
 from benchmarks import framework as C
+from benchmarks.neurallog_figs import final_ctr as ctr
+from benchmarks.neurallog_figs import make_agent
 from jaxbandits import Result
 
 NAME = "neurallog_table2_power"
@@ -39,7 +27,6 @@ TITLE = "Bae & Lee 2025, Table 2 (OBD replay): power of the CTR comparison"
 LABELS = {"random": "random", "ncbf-ucb": "NCBF-UCB", "logistic-ucb-1": "Log-UCB-1",
           "ada-ofu-ecolog": "ada-OFU-ECOLog", "neurallog-ucb-1": "NL-UCB-1",
           "neurallog-ucb-2": "NL-UCB-2", "neurallog-ts-1": "NL-TS-1", "neurallog-ts-2": "NL-TS-2"}
-LINEAR = ("logistic-ucb-1", "ada-ofu-ecolog")
 TS = ("NL-TS-1", "NL-TS-2")
 #: Table 2's default row (m = 20, kappa = 50, S = 1), Bae & Lee 2025, App. J.1
 PAPER_ROW = {"NCBF-UCB": .0020, "Log-UCB-1": .0021, "ada-OFU-ECOLog": .0024, "NL-UCB-1": .0017,
@@ -50,10 +37,9 @@ Z_POWER = 1.959964 + 0.841621  # two-sided 5% level, 80% power
 
 @dataclasses.dataclass(frozen=True)
 class Config:
-    """The logged events replayed per run (about a fifth accepted; 10,000 gives the paper's
-    T = 2,000 accepted), runs, agents, Table 2's default row (m, kappa, S), the agents' buffer
-    (at least a run's accepted events), the campaign, runner options and the half-split
-    repetitions of the data check."""
+    """Logged events per run (about a fifth accepted), runs, agents, Table 2's default row (m,
+    kappa, S), the buffer (at least a run's accepted events), the campaign and the half splits
+    of the data check."""
 
     horizon: int
     num_runs: int
@@ -75,23 +61,6 @@ SCALES = {
     "small": Config(horizon=5000, num_runs=24, buffer_size=1200),
     "paper": Config(horizon=10_000, num_runs=100),
 }
-
-
-def make_agent(name: str, config: Config):
-    """A Table 2 agent (``neurallog_figs``' settings at the default row)."""
-    if name == "random":
-        return jb.make_agent("random")
-    kw = {"buffer_size": config.buffer_size, "update_every": 50, "kappa": config.kappa,
-          "param_bound": config.param_bound}
-    if name not in LINEAR:
-        kw["width"] = config.width
-    return jb.make_agent(name, **kw)
-
-
-def ctr(result: Result) -> np.ndarray:
-    """``(runs,)`` final CTR, clicks over accepted events."""
-    accepted = np.maximum(np.asarray(result.accepted[:, -1], np.float64), 1.0)
-    return np.asarray(result.cumulative_reward[:, -1], np.float64) / accepted
 
 
 def diff_se(p: float, accepted: float, runs: int) -> float:
@@ -167,9 +136,8 @@ def pairs(results: dict[str, Result]) -> list[tuple[str, str]]:
 def pair_table(results: dict[str, Result]) -> C.Table:
     table = C.Table("Paired differences of final CTR (run by run)",
                     ["a - b", "mean ± s.e.", "95% CI", "z", "paper (default row)"],
-                    note="Common random numbers pair run r of the agents (same event order and "
-                         "arm shuffles); the last row compares the best TS agent with the best "
-                         "other learner, both picked by their means here.")
+                    note="Common random numbers pair the runs; the last row: the best TS agent "
+                         "against the best other learner (by their means here).")
     for a, b in pairs(results):
         d = ctr(results[a]) - ctr(results[b])
         mean, se = C.mean_se(d)
@@ -192,11 +160,8 @@ def power_table(results: dict[str, Result], config: Config,
     table = C.Table("Power of a CTR difference between two agents",
                     ["setting", "accepted / run", "runs", "s.e. of a difference",
                      "smallest difference detected (80% power, 5% two-sided)"],
-                    note=(f"Binomial runs at the pooled CTR p = {p:.4f} of the learners here "
-                          "(the log's rate if they saw no click); "
-                          "independent runs (common random numbers share a run's events "
-                          "between agents: the paired s.e. of the table above is the measured "
-                          "one)."))
+                    note=(f"Independent binomial runs at the learners' pooled CTR p = {p:.4f} "
+                          "(the log's rate without a click); the paired s.e. above is measured."))
     rows = [("paper (5 runs of 2,000)", PAPER_ACCEPTED, PAPER_RUNS),
             (f"here ({config.num_runs} runs)", n_here, config.num_runs)]
     for label, n, runs in rows:
@@ -214,7 +179,8 @@ def power_table(results: dict[str, Result], config: Config,
 def body(r: C.Run) -> C.Page:
     config = r.config
     env = jb.make_env("obd-replay", campaign=config.campaign)
-    agents = {LABELS[n]: make_agent(n, config) for n in config.agents}
+    agents = {LABELS[n]: make_agent(n, config, config.buffer_size, kappa=config.kappa,
+                                    param_bound=config.param_bound) for n in config.agents}
     options = C.run_options(config.horizon, config.chunk_size, config.num_records,
                             progress=r.progress)
     r.log(f"{len(agents)} agents x {config.num_runs} runs x {config.horizon} logged events")

@@ -1,10 +1,8 @@
 """Runs one paper reproduction, or lists them: ``python -m benchmarks.reproduce NAME --scale S``.
 
-``python -m benchmarks.reproduce --list`` prints every reproduction (its paper, the figures and
-tables it covers); ``python -m benchmarks.reproduce NAME [options]`` runs ``benchmarks.NAME``
-with the options every reproduction takes (``--scale tiny|small|paper``, ``--seed``, ``--out``,
-``--set FIELD=VALUE``, ``--cache DIR``; ``NAME --help`` lists them). A reproduction is a module
-of ``benchmarks/`` with ``NAME``, ``SCALES`` and ``main(argv)``; a new one is listed by itself.
+``--list`` prints every reproduction with the figures and tables it covers; ``NAME [options]``
+runs ``benchmarks.NAME`` (``NAME --help`` lists the options). A module of ``benchmarks/`` with
+``SCALES`` and ``main(argv)`` is listed by itself.
 """
 
 from __future__ import annotations
@@ -42,8 +40,8 @@ PAPER_ORDER = ("Sun et al. 2025", "Li et al. 2024", "Bae & Lee 2025", "Lee & Oh 
 
 
 def reproductions() -> dict[str, tuple[str, str]]:
-    """``{module: (paper, what)}``: :data:`PAPERS` and every other module of ``benchmarks/``
-    whose source defines ``SCALES`` and ``main`` (checked without importing it)."""
+    """``{module: (paper, what)}``: :data:`PAPERS` and every module of ``benchmarks/`` whose
+    source defines ``SCALES`` and ``main`` (not imported)."""
     found = dict(PAPERS)
     folder = Path(__file__).resolve().parent
     for info in pkgutil.iter_modules([str(folder)]):
@@ -71,8 +69,7 @@ def print_list() -> None:
 
 
 def main(argv: Sequence[str] | None = None):
-    """``--list`` (or nothing): the list; ``NAME [options]``: runs ``benchmarks.NAME``'s
-    ``main(options)`` and returns its report."""
+    """``--list`` (or nothing): the list; ``NAME [options]``: ``benchmarks.NAME.main(options)``."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("--list", "-l", "list"):
         print_list()
