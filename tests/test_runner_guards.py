@@ -274,3 +274,23 @@ def test_clear_compiled_drops_the_runners_programs():
     before = trace_counts().get("chunk", 0)
     _sim()
     assert trace_counts()["chunk"] == before + 1  # compiled again
+
+
+def test_the_runner_keeps_a_bounded_number_of_programs(monkeypatch):
+    """Past ``MAX_COMPILED`` programs the next run starts by dropping them all, the jitted
+    functions holding the executables included (each executable holds memory mappings, of which a
+    process has a bounded number); a dropped program compiles again and plays the same numbers."""
+    from jaxbandits.runner import programs
+
+    clear_compiled()
+    first = _sim()
+    kept = len(runner._COMPILED)  # the instances, the carries and a chunk: three programs
+    monkeypatch.setattr(programs, "MAX_COMPILED", kept)
+    assert _sim().compile_time == 0.0  # at the bound: kept, nothing compiled
+    other = jb.simulate(ENV, jb.make_agent("lin-ucb"), 4, **KW)
+    assert len(runner._COMPILED) == kept + 2  # its carries and chunk (the instances shared)
+    again = _sim()  # starts over the bound: everything dropped first
+    assert len(runner._COMPILED) == kept
+    assert again.compile_time > 0.0  # dropped: compiled again
+    np.testing.assert_array_equal(again.cumulative_regret, first.cumulative_regret)
+    assert not np.array_equal(other.cumulative_regret, first.cumulative_regret)

@@ -28,6 +28,7 @@ __all__ = [
     "check_pair",
     "check_run_info",
     "check_sizes",
+    "host_array",
     "label_of",
     "log_spaced_steps",
     "record_steps",
@@ -251,15 +252,23 @@ def as_arrays(obj: PyTree) -> PyTree:
     """Numeric leaves as arrays of the default dtypes, so compiled programs are reused."""
 
     def convert(x):
-        if isinstance(x, bool):
-            return jnp.asarray(x)
-        if isinstance(x, int):
-            return jnp.asarray(x, jnp.int32)
-        if isinstance(x, float):
-            return jnp.asarray(x, float_dtype())
-        return jnp.asarray(x)
+        return jnp.asarray(host_array(x) if isinstance(x, (bool, int, float)) else x)
 
     return jax.tree.map(convert, obj)
+
+
+def host_array(x: Any) -> np.ndarray:
+    """A Python number or NumPy value as the NumPy array that :func:`as_arrays` puts on a device
+    (a bool as bool, an int as int32, a float in the default float dtype, a NumPy value in its
+    dtype as JAX holds it)."""
+    if isinstance(x, bool):
+        return np.asarray(x)
+    if isinstance(x, int):
+        return np.asarray(x, np.int32)
+    if isinstance(x, float):
+        return np.asarray(x, float_dtype())
+    x = np.asarray(x)
+    return x.astype(jax.dtypes.canonicalize_dtype(x.dtype), copy=False)
 
 
 def check_pair(env: Env, agent: Agent) -> None:
@@ -280,8 +289,9 @@ def check_pair(env: Env, agent: Agent) -> None:
             f"{spec.action_kind!r} actions"
         )
     check_inputs(spec, agent, env_name, agent_name)
-    key = jax.random.key(0)
-    t = jnp.zeros((), jnp.int32)
+    # abstract inputs: making a concrete key or round would compile small programs first
+    key = jax.eval_shape(lambda: jax.random.key(0))
+    t = jax.ShapeDtypeStruct((), jnp.int32)
     try:
         env_state = jax.eval_shape(env.init, key)
         context = jax.eval_shape(env.observe, key, env_state, t)

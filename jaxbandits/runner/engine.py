@@ -38,6 +38,7 @@ from jaxbandits.runner.programs import (
     block_programs,
     compile_program,
     forget_unfinished,
+    release_if_over_bound,
     stack_grid,
 )
 from jaxbandits.runner.programs import compile_ahead as ahead
@@ -69,6 +70,7 @@ class _Files:
 
 def play(configs: Configs, options: RunOptions) -> list[Result]:
     """Plays ``configs`` (a sweep's grid points, or one) under ``options``; one result each."""
+    release_if_over_bound()
     # with several processes, process 0 writes the files; the others keep results in memory
     paths = (result_paths(options.save_to, configs.labels, options.save_folder)
              if jax.process_index() == 0 else None)

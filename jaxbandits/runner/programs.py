@@ -22,11 +22,11 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from jaxbandits.runner import run
-from jaxbandits.runner.checks import as_arrays
+from jaxbandits.runner.checks import as_arrays, host_array
 
 __all__ = [
     "Programs", "block_programs", "clear_compiled", "compile_ahead", "compile_program",
-    "forget_unfinished", "stack_grid", "trace_counts",
+    "forget_unfinished", "release_if_over_bound", "stack_grid", "trace_counts",
 ]
 
 PyTree = Any
@@ -104,12 +104,18 @@ def _first(tree: PyTree) -> PyTree:
 _COMPILED: dict[Any, concurrent.futures.Future] = {}
 _CLAIMED: set[Any] = set()  # signatures whose compile seconds a result has counted
 _LOCK = threading.Lock()
+#: The most compiled programs held between runs. Each holds about a hundred memory mappings on
+#: a CPU, and a process may map only about 65,000: a long series of sweeps over static fields
+#: (hundreds of programs) would otherwise end in "LLVM ERROR: Unable to allocate section
+#: memory". Past it, the next run starts by dropping them all (:func:`release_if_over_bound`).
+MAX_COMPILED = 200
 
 
 def clear_compiled() -> None:
     """Drops the runner's compiled programs (its own cache of ahead-of-time compiled chunks and
     the jitted functions per mesh), so that their memory can be freed; the next run compiles
-    again. :func:`jax.clear_caches` does not reach them."""
+    again. :func:`jax.clear_caches` does not reach them. A run that starts with more than
+    ``jaxbandits.runner.programs.MAX_COMPILED`` (200) programs held calls it first."""
     with _LOCK:
         _COMPILED.clear()
         _CLAIMED.clear()
@@ -131,6 +137,17 @@ def _claim(signature) -> tuple[concurrent.futures.Future, bool]:
             return future, False
         future = _COMPILED[signature] = concurrent.futures.Future()
         return future, True
+
+
+def release_if_over_bound() -> None:
+    """:func:`clear_compiled` when more than :data:`MAX_COMPILED` programs are held and none is
+    compiling (called as a run starts: the programs it needs are compiled again, from the
+    persistent cache when it holds them). Dropping the runner's own references is not enough:
+    JAX keeps each executable while the jitted function that lowered it lives."""
+    with _LOCK:
+        over = len(_COMPILED) > MAX_COMPILED and all(f.done() for f in _COMPILED.values())
+    if over:
+        clear_compiled()
 
 
 def compile_program(fn, name: str, *args, announce=None) -> tuple[Any, float]:
@@ -214,5 +231,15 @@ def _sharding(x) -> Any:
 
 def stack_grid(objs: list[PyTree]) -> PyTree:
     """The objects' leaves (as :func:`~jaxbandits.runner.checks.as_arrays`) stacked on a new
-    leading axis: one entry per grid point."""
-    return jax.tree.map(lambda *xs: jnp.stack(xs), *[as_arrays(o) for o in objs])
+    leading axis: one entry per grid point.
+
+    Leaves given as Python numbers or NumPy values are stacked on the host, as the arrays that
+    ``as_arrays`` would have put on a device (no device operation, so nothing is compiled before
+    the programs); any other leaf (a JAX array) is stacked with JAX."""
+    return jax.tree.map(_stack_leaf, *objs)
+
+
+def _stack_leaf(*xs) -> Any:
+    if all(isinstance(x, (bool, int, float, np.ndarray, np.generic)) for x in xs):
+        return np.stack([host_array(x) for x in xs])
+    return jnp.stack([as_arrays(x) for x in xs])
