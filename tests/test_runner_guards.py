@@ -294,3 +294,21 @@ def test_the_runner_keeps_a_bounded_number_of_programs(monkeypatch):
     assert again.compile_time > 0.0  # dropped: compiled again
     np.testing.assert_array_equal(again.cumulative_regret, first.cumulative_regret)
     assert not np.array_equal(other.cumulative_regret, first.cumulative_regret)
+
+
+def test_a_comparison_keeps_its_agents_programs_past_the_bound(monkeypatch):
+    """Over the bound, a comparison drops what it finds as it starts, then keeps the programs
+    it compiles ahead for its later agents: each compiled once."""
+    from jaxbandits.runner import programs
+
+    _sim()  # something held
+    monkeypatch.setattr(programs, "MAX_COMPILED", 0)
+    compiles = []
+    compile_into = programs._compile_into
+    monkeypatch.setattr(programs, "_compile_into",
+                        lambda *args: compiles.append(args[1][1]) or compile_into(*args))
+    agents = {"lin-ts": AGENT, "lin-ucb": jb.make_agent("lin-ucb")}
+    results = jb.compare(ENV, agents, 4, **KW)
+    assert sorted(compiles) == ["chunk", "chunk", "init", "init", "instance"]
+    np.testing.assert_array_equal(results["lin-ts"].cumulative_regret,
+                                  _sim().cumulative_regret)

@@ -38,6 +38,7 @@ from jaxbandits.runner.programs import (
     block_programs,
     compile_program,
     forget_unfinished,
+    held,
     release_if_over_bound,
     stack_grid,
 )
@@ -139,10 +140,13 @@ def _play_groups(configs: Configs, options: RunOptions, paths) -> list[Result]:
 @contextlib.contextmanager
 def compiling_ahead():
     """A background thread for :func:`compile_ahead`; on leaving, the compiles not started
-    are dropped (a later call compiles them itself)."""
+    are dropped (a later call compiles them itself). Programs held past the bound are dropped
+    first, and none while it lasts."""
+    release_if_over_bound()
     pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="jaxbandits-compile")
     try:
-        yield pool
+        with held():
+            yield pool
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
         forget_unfinished()

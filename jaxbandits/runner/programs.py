@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import collections
 import concurrent.futures
+import contextlib
 import functools
 import threading
 import time
@@ -26,7 +27,7 @@ from jaxbandits.runner.checks import as_arrays, host_array
 
 __all__ = [
     "Programs", "block_programs", "clear_compiled", "compile_ahead", "compile_program",
-    "forget_unfinished", "release_if_over_bound", "stack_grid", "trace_counts",
+    "forget_unfinished", "held", "release_if_over_bound", "stack_grid", "trace_counts",
 ]
 
 PyTree = Any
@@ -109,6 +110,7 @@ _LOCK = threading.Lock()
 #: (hundreds of programs) would otherwise end in "LLVM ERROR: Unable to allocate section
 #: memory". Past it, the next run starts by dropping them all (:func:`release_if_over_bound`).
 MAX_COMPILED = 200
+_HOLDERS = 0  # open held() contexts
 
 
 def clear_compiled() -> None:
@@ -140,14 +142,30 @@ def _claim(signature) -> tuple[concurrent.futures.Future, bool]:
 
 
 def release_if_over_bound() -> None:
-    """:func:`clear_compiled` when more than :data:`MAX_COMPILED` programs are held and none is
-    compiling (called as a run starts: the programs it needs are compiled again, from the
-    persistent cache when it holds them). Dropping the runner's own references is not enough:
-    JAX keeps each executable while the jitted function that lowered it lives."""
+    """:func:`clear_compiled` when more than :data:`MAX_COMPILED` programs are held, none is
+    compiling and no comparison holds them for its next agents (:func:`held`); called as a run
+    starts, whose programs are then compiled again (from the persistent cache when it holds
+    them). Dropping the runner's own references is not enough: JAX keeps each executable while
+    the jitted function that lowered it lives."""
     with _LOCK:
-        over = len(_COMPILED) > MAX_COMPILED and all(f.done() for f in _COMPILED.values())
+        over = (_HOLDERS == 0 and len(_COMPILED) > MAX_COMPILED
+                and all(f.done() for f in _COMPILED.values()))
     if over:
         clear_compiled()
+
+
+@contextlib.contextmanager
+def held():
+    """Within it, :func:`release_if_over_bound` keeps every program (a comparison's agents
+    compiled ahead stay until each has played)."""
+    global _HOLDERS
+    with _LOCK:
+        _HOLDERS += 1
+    try:
+        yield
+    finally:
+        with _LOCK:
+            _HOLDERS -= 1
 
 
 def compile_program(fn, name: str, *args, announce=None) -> tuple[Any, float]:
