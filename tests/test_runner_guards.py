@@ -312,3 +312,18 @@ def test_a_comparison_keeps_its_agents_programs_past_the_bound(monkeypatch):
     assert sorted(compiles) == ["chunk", "chunk", "init", "init", "instance"]
     np.testing.assert_array_equal(results["lin-ts"].cumulative_regret,
                                   _sim().cumulative_regret)
+
+
+@pytest.mark.parametrize("values", [
+    [1, 1.0], [16777217, 16777216.0], [True, 2], [np.float64(0.3), 1], [np.uint8(3), 7],
+    [np.int64(5), 2.5], [np.float32(0.1), 1], [np.arange(3), np.ones(3)]])
+def test_values_stacked_on_the_host_are_the_ones_jax_would_stack(values):
+    """The grid's values are stacked on the host (nothing compiled before the programs): the
+    same dtype (JAX's promotion, not NumPy's) and the same bytes as stacking them with JAX."""
+    from jaxbandits.runner.checks import as_arrays, host_stack
+
+    on_device = np.asarray(jax.numpy.stack([as_arrays(v) for v in values]))
+    on_host = host_stack(values)
+    assert on_host.dtype == on_device.dtype
+    assert on_host.tobytes() == on_device.tobytes()
+    assert host_stack([jax.numpy.ones(()), 1.0]) is None  # a JAX array: stacked with JAX

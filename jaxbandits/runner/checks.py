@@ -29,6 +29,7 @@ __all__ = [
     "check_run_info",
     "check_sizes",
     "host_array",
+    "host_stack",
     "label_of",
     "log_spaced_steps",
     "record_steps",
@@ -118,7 +119,9 @@ def check_grid_values(env: Env, agent: Agent, names: list[str], values: list[lis
                                  f"scalars, e.g. {{{name!r}: [0.1, 0.3]}}")
         held = None
         try:
-            held = np.asarray(jnp.stack([as_arrays(v) for v in vals]))
+            held = host_stack(vals)
+            if held is None:
+                held = np.asarray(jnp.stack([as_arrays(v) for v in vals]))
             keys = [held[i].tobytes() for i in range(len(vals))] if held.ndim == 1 else None
         except (TypeError, ValueError):
             keys = None
@@ -269,6 +272,18 @@ def host_array(x: Any) -> np.ndarray:
         return np.asarray(x, float_dtype())
     x = np.asarray(x)
     return x.astype(jax.dtypes.canonicalize_dtype(x.dtype), copy=False)
+
+
+def host_stack(values: Sequence[Any]) -> np.ndarray | None:
+    """``values`` as :func:`host_array` holds each, stacked on a new leading axis in the dtype
+    ``jnp.stack`` would give them (JAX's type promotion, not NumPy's: an int32 beside a float32
+    makes float32), or None when one is not a Python number or NumPy value (a JAX array:
+    stacked with JAX instead)."""
+    if not all(isinstance(v, (bool, int, float, np.ndarray, np.generic)) for v in values):
+        return None
+    arrays = [host_array(v) for v in values]
+    dtype = jnp.result_type(*arrays)
+    return np.stack([a.astype(dtype, copy=False) for a in arrays])
 
 
 def check_pair(env: Env, agent: Agent) -> None:

@@ -23,7 +23,7 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from jaxbandits.runner import run
-from jaxbandits.runner.checks import as_arrays, host_array
+from jaxbandits.runner.checks import as_arrays, host_stack
 
 __all__ = [
     "Programs", "block_programs", "clear_compiled", "compile_ahead", "compile_program",
@@ -258,6 +258,5 @@ def stack_grid(objs: list[PyTree]) -> PyTree:
 
 
 def _stack_leaf(*xs) -> Any:
-    if all(isinstance(x, (bool, int, float, np.ndarray, np.generic)) for x in xs):
-        return np.stack([host_array(x) for x in xs])
-    return jnp.stack([as_arrays(x) for x in xs])
+    stacked = host_stack(xs)
+    return jnp.stack([as_arrays(x) for x in xs]) if stacked is None else stacked
