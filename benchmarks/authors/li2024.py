@@ -1,12 +1,14 @@
 """Li et al. 2024 (Ensemble++): the authors' and the official LMC-TS code beside the engine.
 
-``linear`` (Fig. 2(a)), ``lmcts`` (App. F.2) and ``greedy`` (Fig. 3), each run with ``--side
+``linear`` (Fig. 2(a)), ``lmcts`` (App. F.2), ``greedy`` (Fig. 3) and ``compact`` (App. F.1,
+Fig. 10(c): the references at small M on the unit sphere), each run with ``--side
 authors`` (their checkout on ``PYTHONPATH``; without it, it says what is missing and exits 0) and
 ``--side engine``; each prints every run's final regret and the mean ± standard error. Setup,
 commands and findings: docs/reproductions/li-2024.md, "Misses and their causes"::
 
     PYTHONPATH=.:IDS python -m benchmarks.authors.li2024 linear --side authors --runs 100
     python -m benchmarks.authors.li2024 linear --side engine --runs 100
+    PYTHONPATH=.:IDS python -m benchmarks.authors.li2024 compact --side authors --sizes 2
 """
 
 from __future__ import annotations
