@@ -325,7 +325,7 @@ def compact_authors(args) -> dict:
     closedform.approx_err_compact = lambda p, q_inv: (0.0, 0.0)  # log only
     np.random.seed(46)  # noqa: NPY002 -- the authors' global seeding
     models = [closedform.LinCompact(CompactLinModel(args.dim, sigma=10)) for _ in range(args.runs)]
-    for model in models:  # log only; a 1-element array that NumPy >= 2.? refuses to store
+    for model in models:  # log only; it returns a 1-element array that NumPy 2.4 will not store
         model.pess_regret = lambda arm, theta, scheme: 0.0
     out = {}
     for ref in [r for r in AUTHORS_ORDER if r in args.references]:
