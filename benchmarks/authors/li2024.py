@@ -1,18 +1,21 @@
 """Li et al. 2024 (Ensemble++): the authors' and the official LMC-TS code beside the engine.
 
-``linear`` (Fig. 2(a)), ``lmcts`` (App. F.2) and ``greedy`` (Fig. 3), each run with ``--side
+``linear`` (Fig. 2(a)), ``lmcts`` (App. F.2), ``greedy`` (Fig. 3) and ``compact`` (App. F.1,
+Fig. 10(c): the references at small M on the unit sphere), each run with ``--side
 authors`` (their checkout on ``PYTHONPATH``; without it, it says what is missing and exits 0) and
 ``--side engine``; each prints every run's final regret and the mean ± standard error. Setup,
 commands and findings: docs/reproductions/li-2024.md, "Misses and their causes"::
 
     PYTHONPATH=.:IDS python -m benchmarks.authors.li2024 linear --side authors --runs 100
     python -m benchmarks.authors.li2024 linear --side engine --runs 100
+    PYTHONPATH=.:IDS python -m benchmarks.authors.li2024 compact --side authors --sizes 2
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import itertools
 import json
 import math
 import sys
@@ -22,10 +25,12 @@ import numpy as np
 
 #: the authors' modules each comparison imports (the first missing one is reported)
 NEEDS = {"linear": ("agent.closedform", "env.linear", "numba"),
+         "compact": ("agent.CompactClosedform", "env.linear", "numba"),
          "LMC-TS": ("algo.langevin", "algo.lmcts", "train_utils.dataset", "torch"),
          "Ensemble++": ("agent.nonlinear_sol", "network.ensemble_exp", "torch"),
          "greedy": ("agent.nonlinear_sol", "network.ensemble_exp", "torch")}
 WHERE = {"linear": "jiawei415/Information_Directed_Sampling (master)",
+         "compact": "jiawei415/Information_Directed_Sampling (master)",
          "LMC-TS": "devzhk/LMCTS", "Ensemble++": "szrlee/Ensemble_Plus_Plus",
          "greedy": "szrlee/Ensemble_Plus_Plus"}
 
@@ -299,12 +304,73 @@ def greedy_engine(args) -> dict:
     return engine_finals(env, agents, args)
 
 
+# -- (d) compact: App. F.1, reference x perturbation on the unit sphere -------------------------
+
+#: the engine's law names -> the authors' ``index`` (reference) and ``perturbed_noise`` names
+LAWS = {"gaussian": ("Normal", "Gaussian"), "sphere": ("Sphere", "Sphere"),
+        "cube": ("UnifCube", "UnifCube"), "coordinate": ("PMCoord", "PMCoord"),
+        "sparse": ("Sparse", "Sparse")}
+AUTHORS_ORDER = ("gaussian", "sparse", "coordinate", "sphere", "cube")  # run_linear_compact.py
+
+
+def compact_authors(args) -> dict:
+    """The authors' ``LinCompact.IS`` (``agent/CompactClosedform.py``) on ``CompactLinModel``
+    (theta* ~ N(0, 10 I), N(0, 1) noise, action theta / ||theta||), as
+    ``scripts/run_linear_compact.py`` runs them: ``np.random.seed(46)`` before the models (one
+    per run, shared by every pair), ``set_seed(2023)`` before every pair."""
+    import agent.CompactClosedform as closedform
+    import utils
+    from env.linear import CompactLinModel
+
+    closedform.approx_err_compact = lambda p, q_inv: (0.0, 0.0)  # log only
+    np.random.seed(46)  # noqa: NPY002 -- the authors' global seeding
+    models = [closedform.LinCompact(CompactLinModel(args.dim, sigma=10)) for _ in range(args.runs)]
+    for model in models:  # log only; it returns a 1-element array that NumPy 2.4 will not store
+        model.pess_regret = lambda arm, theta, scheme: 0.0
+    out = {}
+    for ref in [r for r in AUTHORS_ORDER if r in args.references]:
+        for pert in args.perturbations:
+            utils.set_seed(2023)
+            out[f"{ref} / {pert}"] = [float(np.sum(model.IS(
+                args.horizon, M=args.sizes[0], index=LAWS[ref][0],
+                perturbed_noise=LAWS[pert][1])["expected_regret"])) for model in models]
+            print(summary(f"{ref} / {pert}", out[f"{ref} / {pert}"]), flush=True)
+    return out
+
+
+def compact_engine(args) -> dict:
+    import jaxbandits as jb
+
+    env = jb.make_env("linear-sphere", dim=args.dim, theta_prior="gaussian", prior_var=10.0,
+                      noise_std=1.0)
+    agent = jb.make_agent("ensemble-pp", ensemble_size=args.sizes[0], reg=0.1, noise_std=1.0,
+                          factor_init=args.factor_init)
+    grid = {"reference": args.references, "perturbation": args.perturbations}
+    swept = jb.sweep(env, agent, args.seed, grid, args.horizon, args.runs, record=[args.horizon])
+    return {f"{r} / {p}": np.asarray(result.cumulative_regret[:, -1], np.float64).tolist()
+            for (r, p), result in zip(itertools.product(*grid.values()), swept.values(),
+                                      strict=True)}
+
+
+def compact_summary(out: dict, args) -> None:
+    """Each reference's regret averaged over the perturbations run, and Gaussian - other per
+    run (the runs share theta* on both sides)."""
+    by_ref = {r: np.mean([out[f"{r} / {p}"] for p in args.perturbations], axis=0)
+              for r in args.references}
+    for ref, finals in by_ref.items():
+        print(summary(f"{ref} (mean over perturbations)", finals))
+        if ref != "gaussian" and "gaussian" in by_ref:
+            print("  " + summary(f"paired gaussian - {ref}", by_ref["gaussian"] - finals))
+
+
 DEFAULTS = {"linear": dict(dim=50, arms=10_000, horizon=1000, runs=100, seed=0),
             "lmcts": dict(dim=20, arms=50, horizon=2000, runs=4, seed=0),
-            "greedy": dict(dim=100, arms=50, horizon=5000, runs=10, seed=2023)}
+            "greedy": dict(dim=100, arms=50, horizon=5000, runs=10, seed=2023),
+            "compact": dict(dim=10, arms=0, horizon=1000, runs=200, seed=0)}
 RUN = {("linear", "authors"): linear_authors, ("linear", "engine"): linear_engine,
        ("lmcts", "authors"): lmcts_authors, ("lmcts", "engine"): lmcts_engine,
-       ("greedy", "authors"): greedy_authors, ("greedy", "engine"): greedy_engine}
+       ("greedy", "authors"): greedy_authors, ("greedy", "engine"): greedy_engine,
+       ("compact", "authors"): compact_authors, ("compact", "engine"): compact_engine}
 
 
 def _missing(modules) -> str | None:
@@ -323,7 +389,14 @@ def main(argv=None) -> int:
     parser.add_argument("--side", choices=("authors", "engine"), required=True)
     for name in ("dim", "arms", "horizon", "runs", "seed"):
         parser.add_argument(f"--{name}", type=int)
-    parser.add_argument("--sizes", type=int, nargs="+", default=[8, 32], help="linear: the M")
+    parser.add_argument("--sizes", type=int, nargs="+", help="linear: the M (default 8 32); "
+                        "compact: the M (the first; default 2)")
+    parser.add_argument("--references", nargs="+", choices=tuple(LAWS), default=list(LAWS),
+                        help="compact: the reference laws")
+    parser.add_argument("--perturbations", nargs="+", choices=tuple(LAWS), default=["sphere"],
+                        help="compact: the perturbation laws")
+    parser.add_argument("--factor-init", choices=("paper", "code"), default="paper",
+                        help="compact, engine side: the initial factor")
     parser.add_argument("--no-ts", action="store_true", help="linear: the ensembles only")
     parser.add_argument("--methods", nargs="+",
                         help="greedy: Greedy and/or Ensemble+ (default both); lmcts: LMC-TS "
@@ -335,6 +408,7 @@ def main(argv=None) -> int:
     for name, value in DEFAULTS[args.what].items():
         if getattr(args, name) is None:
             setattr(args, name, value)
+    args.sizes = args.sizes or ([2] if args.what == "compact" else [8, 32])
     args.methods = args.methods or {"greedy": ["Greedy", "Ensemble+"], "lmcts": ["LMC-TS"]}.get(
         args.what, [])
     for part in (args.methods if args.what == "lmcts" else [args.what]):
@@ -342,7 +416,10 @@ def main(argv=None) -> int:
             print(f"skipped: {missing!r} is not importable; put a checkout of {WHERE[part]} "
                   "on PYTHONPATH (and install numpy, scipy, numba, torch)")
             return 0
-    report(RUN[(args.what, args.side)](args), args.out)
+    out = RUN[(args.what, args.side)](args)
+    report(out, args.out)
+    if args.what == "compact":
+        compact_summary(out, args)
     return 0
 
 
