@@ -34,6 +34,7 @@ __all__ = [
     "log_spaced_steps",
     "record_steps",
     "safe_name",
+    "stack_values",
     "warn_long_warmups",
 ]
 
@@ -119,9 +120,7 @@ def check_grid_values(env: Env, agent: Agent, names: list[str], values: list[lis
                                  f"scalars, e.g. {{{name!r}: [0.1, 0.3]}}")
         held = None
         try:
-            held = host_stack(vals)
-            if held is None:
-                held = np.asarray(jnp.stack([as_arrays(v) for v in vals]))
+            held = np.asarray(stack_values(vals))
             keys = [held[i].tobytes() for i in range(len(vals))] if held.ndim == 1 else None
         except (TypeError, ValueError):
             keys = None
@@ -284,6 +283,13 @@ def host_stack(values: Sequence[Any]) -> np.ndarray | None:
     arrays = [host_array(v) for v in values]
     dtype = jnp.result_type(*arrays)
     return np.stack([a.astype(dtype, copy=False) for a in arrays])
+
+
+def stack_values(values: Sequence[Any]) -> np.ndarray | jax.Array:
+    """``values`` (as :func:`as_arrays` holds each) stacked on a new leading axis: on the host by
+    :func:`host_stack` (nothing compiled) when it can, else with JAX."""
+    stacked = host_stack(values)
+    return jnp.stack([as_arrays(v) for v in values]) if stacked is None else stacked
 
 
 def check_pair(env: Env, agent: Agent) -> None:

@@ -18,12 +18,11 @@ import time
 from typing import Any, NamedTuple
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from jaxbandits.runner import run
-from jaxbandits.runner.checks import as_arrays, host_stack
+from jaxbandits.runner.checks import stack_values
 
 __all__ = [
     "Programs", "block_programs", "clear_compiled", "compile_ahead", "compile_program",
@@ -254,9 +253,4 @@ def stack_grid(objs: list[PyTree]) -> PyTree:
     Leaves given as Python numbers or NumPy values are stacked on the host, as the arrays that
     ``as_arrays`` would have put on a device (no device operation, so nothing is compiled before
     the programs); any other leaf (a JAX array) is stacked with JAX."""
-    return jax.tree.map(_stack_leaf, *objs)
-
-
-def _stack_leaf(*xs) -> Any:
-    stacked = host_stack(xs)
-    return jnp.stack([as_arrays(x) for x in xs]) if stacked is None else stacked
+    return jax.tree.map(lambda *xs: stack_values(xs), *objs)
