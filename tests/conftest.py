@@ -50,6 +50,27 @@ def pytest_addoption(parser):
                           "collected), full (like -m full) or all")
 
 
+@pytest.hookimpl(tryfirst=True, optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """Under ``-n`` (pytest-xdist's default ``load``), a reproduction module's tests run on one
+    worker, one after the other; every other test is scheduled on its own, as ``load`` does.
+
+    A reproduction's notebook replays its scripts' tiny experiments: in the scripts' process it
+    reuses their compiled programs (8 s), on the other worker at the same time it compiles them
+    all again (68 s on 2 cores). xdist's ``xdist_group`` mark would say this, but on pytest 9.2
+    its ``loadgroup`` scheduler no longer sees the groups (pytest-xdist issue 1386)."""
+    if config.getvalue("dist") != "load":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ReproductionModulesTogether(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return path if Path(path).name.startswith("test_reproduce_") else nodeid
+
+    return ReproductionModulesTogether(config, log)
+
+
 def _names_tests(config) -> bool:
     """Whether the command line names test files or test nodes (not only directories)."""
     if config.args_source is not pytest.Config.ArgsSource.ARGS:
