@@ -58,7 +58,7 @@ def pytest_xdist_make_scheduler(config, log):
     A reproduction's notebook replays its scripts' tiny experiments: in the scripts' process it
     reuses their compiled programs (8 s), on the other worker at the same time it compiles them
     all again (68 s on 2 cores). xdist's ``xdist_group`` mark would say this, but on pytest 9.2
-    its ``loadgroup`` scheduler no longer sees the groups (pytest-xdist issue 1386)."""
+    its ``loadgroup`` scheduler no longer sees the groups (reported to pytest-xdist as #1386)."""
     if config.getvalue("dist") != "load":
         return None
     from xdist.scheduler import LoadScopeScheduling
