@@ -79,3 +79,21 @@ def test_a_named_file_runs_both_of_its_tiers(tiers):
     mixed = sorted({node.split("::")[0] for node in tiers["full"]} & fast_files)[0]
     named = _node_ids(_collect(mixed))
     assert named == {node for node in tiers["all"] if node.startswith(mixed + "::")}
+
+
+def test_a_reproduction_module_is_one_scheduling_unit(pytestconfig, monkeypatch):
+    """Under ``-n`` a reproduction module's tests go to one worker (its notebook test reuses its
+    scripts' compiled programs); every other test is a unit of its own."""
+    if not pytestconfig.pluginmanager.hasplugin("xdist"):
+        pytest.skip("pytest-xdist is not active (-p no:xdist)")
+    from conftest import pytest_xdist_make_scheduler
+
+    monkeypatch.setattr(pytestconfig.option, "dist", "load")
+    monkeypatch.setattr(pytestconfig.option, "tx", ["popen"] * 2)  # what -n 2 makes
+    split = pytest_xdist_make_scheduler(pytestconfig, None)._split_scope
+    module = "tests/test_reproduce_neural.py"
+    assert (split(f"{module}::test_neural_fig1_tiny")
+            == split(f"{module}::test_neural_notebook_runs_at_tiny_sizes"))
+    assert split("tests/test_layout.py::test_a") != split("tests/test_layout.py::test_b")
+    monkeypatch.setattr(pytestconfig.option, "dist", "loadfile")  # an explicit --dist wins
+    assert pytest_xdist_make_scheduler(pytestconfig, None) is None
