@@ -53,7 +53,8 @@ def pytest_addoption(parser):
 @pytest.hookimpl(tryfirst=True, optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
     """Under ``-n`` (pytest-xdist's default ``load``), a reproduction module's tests run on one
-    worker, one after the other; every other test is scheduled on its own, as ``load`` does.
+    worker, one after the other; every other test is a unit of its own, handed to whichever
+    worker runs low first.
 
     A reproduction's notebook replays its scripts' tiny experiments: in the scripts' process it
     reuses their compiled programs (8 s), on the other worker at the same time it compiles them
