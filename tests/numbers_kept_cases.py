@@ -3,11 +3,20 @@
 One case per (registered agent, action kind it plays) and one per registered environment.
 Each runs ``HORIZON`` rounds and ``NUM_RUNS`` runs in blocks of ``BLOCK_RUNS`` (so one block
 is padded) from the key ``KEY``; only the cumulative regret and reward are kept.
+
+Bits depend on the CPU as well as on the jax version: XLA compiles for the host's vector
+instructions, and another vector width sums in another order (the same cases differ in the
+last bit on one machine with XLA's ``--xla_cpu_max_isa`` at AVX and at its native AVX2). So
+each set of saved arrays names the CPU it was recorded on (:func:`cpu_signature`), and
+:func:`saved_set` picks this machine's.
 """
 
 from __future__ import annotations
 
+import json
+import platform
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import numpy as np
 
@@ -16,6 +25,7 @@ from jaxbandits.registry import AGENTS, ENVS
 
 FILE = "numbers_kept.npz"
 META = "numbers_kept.json"
+DATA = Path(__file__).resolve().parent / "data"
 HORIZON, NUM_RUNS, BLOCK_RUNS, KEY = 24, 3, 2, 7
 
 # The conformance suite's tiny environments and cheaper agent settings.
@@ -78,3 +88,46 @@ def play(env, agent) -> tuple[np.ndarray, np.ndarray]:
     result = jb.simulate(env, agent, KEY, HORIZON, NUM_RUNS, block_runs=BLOCK_RUNS,
                          progress=False)
     return np.asarray(result.cumulative_regret), np.asarray(result.cumulative_reward)
+
+
+def cpu_signature() -> str:
+    """The CPU as XLA's code generator sees it: architecture, vendor, family, model and the
+    widest vector extension, e.g. ``"x86_64-AuthenticAMD-25-1-avx2"``."""
+    info: dict[str, str] = {}
+    try:
+        with open("/proc/cpuinfo") as lines:
+            for line in lines:
+                key, _, value = line.partition(":")
+                info.setdefault(key.strip(), value.strip())
+    except OSError:  # not Linux: the architecture only
+        pass
+    flags = set(info.get("flags", info.get("Features", "")).split())
+    isa = next((f for f in ("avx512f", "avx2", "avx", "sve", "asimd") if f in flags), "")
+    parts = (platform.machine(), info.get("vendor_id", ""), info.get("cpu family", ""),
+             info.get("model", ""), isa)
+    return "-".join(part.replace(" ", "") for part in parts if part)
+
+
+def set_paths(file: str, meta: str, cpu: str | None = None) -> tuple[Path, Path]:
+    """The ``(arrays, metadata)`` paths of the set recorded on ``cpu`` (default: this machine's
+    :func:`cpu_signature`): ``<stem>.<cpu>.npz`` and ``.json`` beside ``file`` and ``meta``."""
+    cpu = cpu or cpu_signature()
+    return DATA / f"{Path(file).stem}.{cpu}.npz", DATA / f"{Path(meta).stem}.{cpu}.json"
+
+
+def saved_set(file: str, meta: str) -> tuple[Path, dict] | None:
+    """``(arrays, metadata)`` of the set recorded on this machine's CPU (:func:`set_paths`);
+    where this CPU has none, the first recording ``file``, whose CPU was not noted (the
+    development machine of 2026-11-27); None where neither exists."""
+    for npz, json_path in (set_paths(file, meta), (DATA / file, DATA / meta)):
+        if npz.is_file():
+            return npz, json.loads(json_path.read_text())
+    return None
+
+
+def same_streams(meta: dict) -> bool:
+    """Whether this machine draws the random streams ``meta``'s set was recorded with (the jax
+    version and backend; the CPU is chosen by :func:`saved_set`)."""
+    import jax
+
+    return (jax.__version__, jax.default_backend()) == (meta["jax"], meta["backend"])

@@ -1,7 +1,8 @@
-"""Writes ``block_sizes_kept.npz``: tiny experiments played with explicit block sizes, recorded
-before the runner chose block sizes to fit the experiment, so that ``block_runs=N`` keeps giving
-the numbers it gave (see ``tests/test_block_sizes_kept.py``). Run it only to record numbers on
-purpose::
+"""Writes ``block_sizes_kept.<cpu>.npz`` (the last bits differ between CPUs:
+``numbers_kept_cases.cpu_signature``): tiny experiments played with explicit block sizes,
+recorded before the runner chose block sizes to fit the experiment, so that ``block_runs=N``
+keeps giving the numbers it gave (see ``tests/test_block_sizes_kept.py``). Run it only to
+record numbers on purpose::
 
     python tests/data/make_block_sizes_kept.py
 """
@@ -18,6 +19,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
+from numbers_kept_cases import cpu_signature, set_paths  # noqa: E402
 from test_block_sizes_kept import BLOCKS, CASES, FILE, META, play  # noqa: E402
 
 
@@ -29,9 +31,10 @@ def main() -> None:
             arrays[f"{label}/{block}/regret"] = regret
             arrays[f"{label}/{block}/reward"] = reward
             print(f"{label} block_runs={block}: final regret {regret[:, -1]}", flush=True)
-    np.savez_compressed(HERE / FILE, **arrays)
-    meta = {"jax": jax.__version__, "backend": jax.default_backend()}
-    (HERE / META).write_text(json.dumps(meta, indent=1) + "\n")
+    npz, meta_path = set_paths(FILE, META)
+    np.savez_compressed(npz, **arrays)
+    meta = {"jax": jax.__version__, "backend": jax.default_backend(), "cpu": cpu_signature()}
+    meta_path.write_text(json.dumps(meta, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -4,8 +4,10 @@ Every registered agent (on a tiny environment of each action kind it plays, with
 conformance suite's cheaper settings) and every registered environment (with a uniform
 random agent of its action kind) is played for a short horizon with a fixed key and an
 explicit ``block_runs``; the cumulative regret and reward are stored per case, with the jax
-version and backend they ran on. Run it only to record numbers on purpose (a change that is
-meant to change results says so in its commit)::
+version, backend and CPU they ran on, as ``numbers_kept.<cpu>.npz`` (the last bits differ
+between CPUs: ``numbers_kept_cases.cpu_signature``). Run it only to record numbers on purpose
+(a change that is meant to change results says so in its commit and deletes the other CPUs'
+sets, which it makes stale)::
 
     JAXBANDITS_DATA=../shared/data python tests/data/make_numbers_kept.py
 """
@@ -22,7 +24,15 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from numbers_kept_cases import FILE, META, agent_cases, env_cases, play  # noqa: E402
+from numbers_kept_cases import (  # noqa: E402
+    FILE,
+    META,
+    agent_cases,
+    cpu_signature,
+    env_cases,
+    play,
+    set_paths,
+)
 
 
 def main() -> None:
@@ -38,10 +48,12 @@ def main() -> None:
         arrays[f"{label}/regret"] = regret
         arrays[f"{label}/reward"] = reward
         print(f"{label}: final regret {regret[:, -1]}", flush=True)
-    np.savez_compressed(HERE / FILE, **arrays)
-    meta = {"jax": jax.__version__, "backend": jax.default_backend(), "skipped": skipped}
-    (HERE / META).write_text(json.dumps(meta, indent=1) + "\n")
-    print(f"wrote {len(arrays) // 2} cases; skipped {sorted(skipped)}")
+    npz, meta_path = set_paths(FILE, META)
+    np.savez_compressed(npz, **arrays)
+    meta = {"jax": jax.__version__, "backend": jax.default_backend(), "cpu": cpu_signature(),
+            "skipped": skipped}
+    meta_path.write_text(json.dumps(meta, indent=1) + "\n")
+    print(f"wrote {len(arrays) // 2} cases to {npz.name}; skipped {sorted(skipped)}")
 
 
 if __name__ == "__main__":
