@@ -419,10 +419,10 @@ def figure2_section(runs: Runs, config: Config) -> Section:
                     ["agent", *(f"{t} (T = {config.horizon(t)})" for t in tasks)],
                     rows + floor_rows([average(f) for f in floors.values()], config.num_runs),
                     note=f"{config.num_runs} runs; MaxInP, MaxPairUCB, uniform: yardsticks.")
+    nvldb = [k for k in fig2[tasks[0]] if k.startswith("NVLDB")]
     decay = C.table("Fig. 2: R(t)/t of the NVLDB variants over the second half, T/2 -> T",
-                    ["agent", *tasks], ([k, *(f"{half:.3f} -> {end:.3f}" for _, half, end in
-                                              (decreasing(r[k]) for r in fig2.values()))]
-                                        for k in fig2[tasks[0]] if k.startswith("NVLDB")),
+                    ["agent", *tasks], ([k, *("{1:.3f} -> {2:.3f}".format(*decreasing(fig2[t][k]))
+                                              for t in tasks)] for k in nvldb),
                     note="Mean R(t)/t at t = T/2 and t = T.")
     claims = acceptance_claims(fig2, config)
     for task, results in fig2.items():
@@ -486,9 +486,9 @@ def sweep_section(runs: Runs, config: Config) -> Section:
                     ([f"{s:g}", *(fmt(average(r[s])) + ("*" if best[task] == s else "")
                                   for task, r in runs.sweep.items())] for s in config.scales),
                     note=f"{config.num_runs} runs; * marks the lowest mean.")
-    same = {task: [s for s in sorted(r) if np.array_equal(
+    same = {task: [s for s in sorted(r) if np.array_equal(  # runs bit-identical to the first's
         np.asarray(r[s].cumulative_regret), np.asarray(r[min(r)].cumulative_regret))]
-        for task, r in runs.sweep.items()}  # bit-identical to the smallest a_t's runs
+        for task, r in runs.sweep.items()}
     same = {task: values for task, values in same.items() if len(values) > 1}
     if same:
         table.note += " Bit-identical runs: " + "; ".join(
@@ -588,7 +588,8 @@ def tables_section(runs: Runs, config: Config) -> Section:
         ref = {(w, r): paper.get((w, r)) or paper.get((PAPER_SIZES[table][1][0], r))
                for _, w, r in results}
         title = f"Table {table}: square, d = {dim}, K = {config.num_arms}, R(t)/t"
-        if (dim, widths, horizon) != PAPER_SIZES[table]:
+        scaled = (dim, widths, horizon) != PAPER_SIZES[table]
+        if scaled:
             title += f" (scaled down: d = {dim}, width {'/'.join(map(str, widths))}, T = {horizon})"
         tables.append(C.table(
             title, ["algorithm", *(f"t = {s}" for s in steps), "paper t = 2k / 6k / 10k"],
@@ -612,7 +613,7 @@ def tables_section(runs: Runs, config: Config) -> Section:
                        f"floor R(T)/T {f_mean:.3f} ± {f_half:.3f} over {floor.num_runs} "
                        f"instances, d = {dim}"))
         level = f"[Table {table}, level] R(T)/T within a factor {FACTOR:g} of the paper's"
-        if (dim, widths, horizon) != PAPER_SIZES[table]:
+        if scaled:
             claims.append((level, None, "other d / width / T than the paper's"))
             continue
         ratios = [average(r).mean() / float(ref[w, rule][2].split(" ")[0])
