@@ -304,8 +304,9 @@ def run_compute(config: Config, key, figure2, progress: bool | None = False) -> 
     design on square (beside the Fig. 2 runs when the horizons agree, else with both again)."""
     pair = ("NVLDB-UCB-ASYM", "NDB-UCB")
     task = next((t for t, results in figure2.items() if set(pair) <= set(results)), None)
-    out = {f"{task}, T = {config.horizon(task)}": {k: figure2[task][k] for k in pair}
-           } if task else {}
+    out = {}
+    if task is not None:
+        out[f"{task}, T = {config.horizon(task)}"] = {k: figure2[task][k] for k in pair}
     horizon = config.ndb_full_horizon
     if not horizon:
         return out
