@@ -248,8 +248,7 @@ def equivalence_table(ref: dict, config: Config) -> C.Table:
 def ensemble_size_table(ref: dict, config: Config) -> C.Table:
     rows = {f"m = {m}": ref["ES"][m] for m in sorted(ref["ES"])}
     rows |= {f"m = T = {config.horizon} (round robin)": ref["ES-RR"], "LinPHE": ref["LinPHE"],
-             "LinTS": ref["LinTS"], "LinUCB": dict.fromkeys(CALIBRATIONS,
-                                                             ref["LinUCB"]["theory"])}
+             "LinTS": ref["LinTS"], "LinUCB": dict.fromkeys(CALIBRATIONS, ref["LinUCB"]["theory"])}
     return C.table(f"Ensemble size: ES final regret against m (mean ± 95% CI, "
                    f"T = {config.horizon})", ["m", *CALIBRATIONS],
                    [(name, *[C.fmt_ci(C.final_regret(by_cal[c])) for c in CALIBRATIONS])
