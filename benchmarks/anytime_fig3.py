@@ -135,17 +135,16 @@ def check_claims(results, config: Config) -> list[tuple[str, bool | None, str]]:
 def draw(results, config: Config):
     """(a) final regret against b, a line per T_0; (b) the curves at one T_0; (c) the factor."""
     fig, axes = C.new_figure(1, 3, width=5.0, height=4.0)
+    bs = np.linspace(1.3, 5.0, 200)
     for t0 in config.first_epochs:
         C.draw_errorbars(axes[0, 0], config.growths,
                          [results[(t0, b)] for b in config.growths], f"T_0 = {t0}")
+        axes[0, 2].plot(bs, [doubling_regret_factor(t0, b) for b in bs], label=f"T_0 = {t0}")
     t0 = curve_epoch(config)
     C.draw_curves(axes[0, 1], {f"b = {b:.4g}": results[(t0, b)] for b in config.growths},
                   {f"b = {golden(config):.4g}": "es"}, f"(b) regret curves at T_0 = {t0}",
                   band_alpha=0.12, styles={"es": {"color": "0.35", "linewidth": 2.0},
                                            "baseline": {"linestyle": "--"}})
-    bs = np.linspace(1.3, 5.0, 200)
-    for t0 in config.first_epochs:
-        axes[0, 2].plot(bs, [doubling_regret_factor(t0, b) for b in bs], label=f"T_0 = {t0}")
     for ax, ylabel, title in ((axes[0, 0], f"cumulative regret at T = {config.horizon}",
                                "(a) GLM-ES-DT, logistic bandit: final regret"),
                               (axes[0, 2], "l(1/2, 3/2, T_0, b)",

@@ -168,12 +168,10 @@ def minimal_table(runner: Runner, minimal, gaps, config: Config) -> C.Table:
         note=f"Matching: mean gap <= {config.tolerance * config.horizon:g} at M and the next M.")
     for (d, k), m_star in sorted(minimal.items()):
         ts = C.final_regret(runner.ts(d, k))
-        at = gap = "—"
-        if m_star is not None:
-            es = C.final_regret(runner.ensemble(d, k, "ES++")[m_star])
-            at, gap = C.fmt_ci(es), C.fmt_ci(es - ts)
+        es = None if m_star is None else C.final_regret(runner.ensemble(d, k, "ES++")[m_star])
         table.add(f"d = {d}, K = {k}", C.fmt_ci(ts), "not reached" if m_star is None else m_star,
-                  at, gap, ", ".join(f"{m}: {g:.1f}" for m, g in sorted(gaps[(d, k)].items())))
+                  *(("—", "—") if es is None else (C.fmt_ci(es), C.fmt_ci(es - ts))),
+                  ", ".join(f"{m}: {g:.1f}" for m, g in sorted(gaps[(d, k)].items())))
     return table
 
 
