@@ -21,9 +21,9 @@ from jaxbandits import Result
 
 NAME = "anytime_fig2"
 TITLE = "Anytime ensemble sampling, Figure 2 (a)-(c): GLM-ES ablations of m, lambda and sigma_R"
-#: ablation -> (swept field, symbol, baseline value)
-ABLATIONS = {"m": ("active_members", "m", 10), "lambda": ("reg", "lambda", 1.0),
-             "sigma_R": ("perturb_std", "sigma_R", 0.1)}
+#: ablation (its symbol) -> (swept field, its grid in :class:`Config`, baseline value)
+ABLATIONS = {"m": ("active_members", "sizes", 10), "lambda": ("reg", "regs", 1.0),
+             "sigma_R": ("perturb_std", "perturbs", 0.1)}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -34,9 +34,6 @@ class Config(fig1.Sizes):
     sizes: tuple[int, ...] = (5, 10, 20, 50)
     regs: tuple[float, ...] = (0.001, 0.1, 1.0, 10.0, 100.0)
     perturbs: tuple[float, ...] = (0.001, 0.01, 0.1, 1.0, 10.0)
-
-    def grid(self, ablation: str) -> tuple:
-        return {"m": self.sizes, "lambda": self.regs, "sigma_R": self.perturbs}[ablation]
 
 
 LAWS = {"regs": (0.001, 1.0, 100.0), "perturbs": (0.001, 0.1, 10.0)}
@@ -50,8 +47,8 @@ def run(config: Config, key, solver: str = "gd",
     options = C.config_options(config, (config.warmup, *C.checkpoints(config.horizon,
                                                                       config.warmup)), progress)
     out = {}
-    for ablation, (field, _, _) in ABLATIONS.items():
-        values = config.grid(ablation)
+    for ablation, (field, grid, _) in ABLATIONS.items():
+        values = getattr(config, grid)
         agent = fig1.glm_es(config.warmup, solver, max(config.sizes) if ablation == "m" else 10)
         results = jb.sweep(fig1.bandit(config), agent, key, {field: list(values)},
                            config.horizon, config.num_runs, **options)
@@ -61,18 +58,14 @@ def run(config: Config, key, solver: str = "gd",
 
 def early_regret(result: Result, warmup: int) -> np.ndarray:
     """``(runs,)`` regret over the first 20% of the rounds after the warm-up."""
-    return C.regret_at(result, C.checkpoints(result.horizon, warmup)[0]) - C.regret_at(
-        result, warmup)
+    w1, _, _ = C.checkpoints(result.horizon, warmup)
+    return C.regret_at(result, w1) - C.regret_at(result, warmup)
 
 
 def late_slope(result: Result, warmup: int) -> np.ndarray:
     """``(runs,)`` regret per round over the last 20% of the rounds."""
     _, w2, horizon = C.checkpoints(result.horizon, warmup)
     return (C.regret_at(result, horizon) - C.regret_at(result, w2)) / (horizon - w2)
-
-
-def value_label(ablation: str, value) -> str:
-    return f"{ABLATIONS[ablation][1]} = {value:g}"
 
 
 def ablation_table(ablation: str, by_value: dict, config: Config) -> C.Table:
@@ -82,13 +75,13 @@ def ablation_table(ablation: str, by_value: dict, config: Config) -> C.Table:
 
     def row(value, result):
         final = C.final_regret(result)
-        return (value_label(ablation, value) + (" *" if value == base else ""), C.fmt_ci(final),
+        return (f"{ablation} = {value:g}" + (" *" if value == base else ""), C.fmt_ci(final),
                 C.sd_text(final), "—" if value == base else C.fmt_ci(final - reference),
                 f"{early_regret(result, config.warmup).mean():.1f}",
                 f"{1000 * late_slope(result, config.warmup).mean():.2f}")
 
     return C.table(
-        f"({'abc'[list(ABLATIONS).index(ablation)]}) {ABLATIONS[ablation][1]}: final regret at "
+        f"({'abc'[list(ABLATIONS).index(ablation)]}) {ablation}: final regret at "
         f"T = {config.horizon}",
         ["setting", "final regret (mean ± 95% CI)", "sd over runs", "gap to baseline (paired)",
          f"early regret (t = {config.warmup}..{w1})", f"late slope x1000 (t > {w2})"],
@@ -134,15 +127,14 @@ def check_claims(results: dict[str, dict], config: Config) -> list[tuple[str, bo
         for name, values, side in (("tiny", tiny, "< 0.1"), ("huge", huge, "> 0.1")):
             claims.append((f"[Fig. 2] sigma_R = 0.1 beats every {name} sigma_R ({side})",
                            beats(sigmas, 0.1, values), trail(sigmas, "sigma_R")))
-        slope = [1000 * float(late_slope(sigmas[v], config.warmup).mean())
-                 for v in (min(tiny), 0.1)]
-        verdict, evidence = C.ordering(*slope)
+        late = C.ordering(*[1000 * float(late_slope(sigmas[v], config.warmup).mean())
+                            for v in (min(tiny), 0.1)])
         claims.append((f"[Fig. 2] tiny sigma_R = {min(tiny):g} is greedy: steeper late regret "
-                       "than sigma_R = 0.1", verdict, f"late slope x1000 {evidence}"))
-        early = [float(early_regret(sigmas[v], config.warmup).mean()) for v in (max(huge), 0.1)]
-        verdict, evidence = C.ordering(*early)
+                       "than sigma_R = 0.1", late[0], f"late slope x1000 {late[1]}"))
+        early = C.ordering(*[float(early_regret(sigmas[v], config.warmup).mean())
+                             for v in (max(huge), 0.1)])
         claims.append((f"[Fig. 2] huge sigma_R = {max(huge):g} over-explores: larger early "
-                       "regret than sigma_R = 0.1", verdict, f"early regret {evidence}"))
+                       "regret than sigma_R = 0.1", early[0], f"early regret {early[1]}"))
     return claims
 
 
@@ -151,13 +143,11 @@ def draw(results: dict[str, dict], config: Config):
     fig, axes = C.new_figure(1, len(results), width=5.0, height=4.0)
     styles = {"es": {"color": "0.35", "linestyle": "-", "linewidth": 2.0},
               "baseline": {"linestyle": "--"}}
-    for ax, (ablation, by_value) in zip(axes[0], results.items(), strict=True):
-        base = ABLATIONS[ablation][2]
-        C.draw_curves(ax, {value_label(ablation, v): r for v, r in by_value.items()},
-                      {value_label(ablation, base): "es"},
-                      f"({'abc'[list(results).index(ablation)]}) logistic bandit, varying "
-                      f"{ABLATIONS[ablation][1]}", config.warmup, band_alpha=0.12,
-                      styles=styles)
+    for ax, letter, (ablation, by_value) in zip(axes[0], "abc", results.items(), strict=False):
+        C.draw_curves(ax, {f"{ablation} = {v:g}": r for v, r in by_value.items()},
+                      {f"{ablation} = {ABLATIONS[ablation][2]:g}": "es"},
+                      f"({letter}) logistic bandit, varying {ablation}", config.warmup,
+                      band_alpha=0.12, styles=styles)
     return fig
 
 

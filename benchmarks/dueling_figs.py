@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -33,17 +34,18 @@ ACCEPTANCE_TASKS = ("square", "cosine")
 LABELS = {"ndb-ucb": "NDB-UCB", "ndb-ts": "NDB-TS", "colstim": "CoLSTIM", "vacdb": "VACDB",
           "maxinp": "MaxInP", "maxpair-ucb": "MaxPairUCB", "random": "uniform"}
 LABELS |= {f"{p}-{r}": f"{p.upper()}-{r.upper()}" for p in ("nvldb", "nldb") for r in RULES}
-#: Tables E.2 / E.3: the paper's R(t)/t at t = 2,000 / 6,000 / 10,000 (mean ± spread)
-PAPER_E2 = {(500, "ucb-asym"): ("1.66 ± 0.78", "0.82 ± 0.39", "0.54 ± 0.19"),
-            (500, "ucb-osym"): ("0.97 ± 0.17", "0.51 ± 0.07", "0.39 ± 0.04"),
-            (500, "ucb-csym"): ("1.13 ± 0.35", "0.61 ± 0.13", "0.46 ± 0.07"),
-            (1000, "ucb-asym"): ("1.37 ± 0.22", "0.65 ± 0.09", "0.42 ± 0.04"),
-            (1000, "ucb-osym"): ("1.73 ± 0.65", "0.81 ± 0.27", "0.52 ± 0.13"),
-            (1000, "ucb-csym"): ("1.54 ± 0.65", "0.73 ± 0.27", "0.51 ± 0.14")}
-PAPER_E3 = {"ucb-asym": ("9.33 ± 1.89", "6.79 ± 1.09", "6.05 ± 0.74"),
-            "ucb-osym": ("9.49 ± 2.05", "6.82 ± 1.11", "6.07 ± 0.83"),
-            "ucb-csym": ("10.76 ± 1.29", "7.69 ± 0.80", "6.73 ± 0.58")}
-PAPER_SIZES = {"E.2": (5, (500, 1000), 10_000), "E.3": (20, (100,), 10_000)}  # (d, widths, T)
+#: Tables E.2 / E.3: the paper's (d, widths, T) and R(t)/t at t = 2,000 / 6,000 / 10,000
+#: (mean ± spread) by (width, rule)
+PAPER_SIZES = {"E.2": (5, (500, 1000), 10_000), "E.3": (20, (100,), 10_000)}
+PAPER = {"E.2": {(500, "ucb-asym"): ("1.66 ± 0.78", "0.82 ± 0.39", "0.54 ± 0.19"),
+                 (500, "ucb-osym"): ("0.97 ± 0.17", "0.51 ± 0.07", "0.39 ± 0.04"),
+                 (500, "ucb-csym"): ("1.13 ± 0.35", "0.61 ± 0.13", "0.46 ± 0.07"),
+                 (1000, "ucb-asym"): ("1.37 ± 0.22", "0.65 ± 0.09", "0.42 ± 0.04"),
+                 (1000, "ucb-osym"): ("1.73 ± 0.65", "0.81 ± 0.27", "0.52 ± 0.13"),
+                 (1000, "ucb-csym"): ("1.54 ± 0.65", "0.73 ± 0.27", "0.51 ± 0.14")},
+         "E.3": {(100, "ucb-asym"): ("9.33 ± 1.89", "6.79 ± 1.09", "6.05 ± 0.74"),
+                 (100, "ucb-osym"): ("9.49 ± 2.05", "6.82 ± 1.11", "6.07 ± 0.83"),
+                 (100, "ucb-csym"): ("10.76 ± 1.29", "7.69 ± 0.80", "6.73 ± 0.58")}}
 PAPER_STATLOG = {"nvldb-ucb-osym": 0.017, "nldb-ucb-osym": 0.199}  # R(200)/200
 #: App. E.3: minutes for 2,000 rounds (mean ± std over 20 seeds), RTX 3060 + Ryzen 9 5950X
 PAPER_MINUTES = {"nvldb-ucb-asym": "1.71 ± 0.78", "ndb-ucb": "48.8 ± 15.5"}
@@ -100,10 +102,9 @@ class Config:
     @property
     def buffer_size(self) -> int:
         """Pairs kept by every neural agent: the largest horizon (one program for every T)."""
-        return max([t for _, t in self.tasks] + [self.ablation_horizon, self.sweep_horizon,
-                                                 self.statlog_horizon, self.real_horizon,
-                                                 self.e2_horizon, self.e3_horizon,
-                                                 self.demo_horizon])
+        return max(*dict(self.tasks).values(), self.ablation_horizon, self.sweep_horizon,
+                   self.statlog_horizon, self.real_horizon, self.e2_horizon, self.e3_horizon,
+                   self.demo_horizon)
 
     def horizon(self, task: str) -> int:
         """T of the Fig. 2 panel of ``task``."""
@@ -272,21 +273,20 @@ def run(config: Config, key, progress: bool | None = False) -> Runs:
         real[dataset] = run_agents(env, agents, config, key, config.real_horizon,
                                    progress=progress)
     stage("Tables E.2 / E.3")
-    tables: dict[str, dict[tuple[int, int, str], Result]] = {}
     lr, square = config.table_lr or config.learning_rate, figure2.get("square", {})
-    for table, (dim, widths, horizon) in table_setups(config).items():
-        tables[table] = {}
-        for width in widths:
-            for rule in config.table_rules:
-                lbl = label(f"nvldb-{rule}")
-                if ((dim, width, lr) == (config.dim, config.width, config.learning_rate)
-                        and dict(config.tasks).get("square") == horizon and lbl in square):
-                    tables[table][dim, width, rule] = square[lbl]  # the Fig. 2 run
-                    continue
-                tables[table][dim, width, rule] = run_agents(
-                    synthetic_env("square", config, dim),
-                    {lbl: (f"nvldb-{rule}", {"width": width, "learning_rate": lr})}, config,
-                    key, horizon, progress=progress)[lbl]
+
+    def table_run(dim: int, width: int, rule: str, horizon: int) -> Result:
+        lbl = label(f"nvldb-{rule}")
+        if ((dim, width, lr, horizon) == (config.dim, config.width, config.learning_rate,
+                                           dict(config.tasks).get("square")) and lbl in square):
+            return square[lbl]  # the Fig. 2 run
+        return run_agents(synthetic_env("square", config, dim),
+                          {lbl: (f"nvldb-{rule}", {"width": width, "learning_rate": lr})},
+                          config, key, horizon, progress=progress)[lbl]
+
+    tables = {table: {(dim, w, r): table_run(dim, w, r, horizon)
+                      for w in widths for r in config.table_rules}
+              for table, (dim, widths, horizon) in table_setups(config).items()}
     stage("App. E.3 compute")
     compute = run_compute(config, key, figure2, progress)
     stage("best-distinct-pair floors")
@@ -302,24 +302,23 @@ def run_compute(config: Config, key, figure2, progress: bool | None = False) -> 
     """App. E.3: ``{setting: {label: Result}}``: the first Fig. 2 task with NVLDB-UCB-ASYM and
     NDB-UCB (the Fig. 2 runs themselves); with ``ndb_full_horizon``, NDB-UCB with the full
     design on square (beside the Fig. 2 runs when the horizons agree, else with both again)."""
-    out: dict[str, dict[str, Result]] = {}
     pair = ("NVLDB-UCB-ASYM", "NDB-UCB")
-    for task, results in figure2.items():
-        if set(pair) <= set(results):
-            out[f"{task}, T = {config.horizon(task)}"] = {k: results[k] for k in pair}
-            break
+    task = next((t for t, results in figure2.items() if set(pair) <= set(results)), None)
+    out = {}
+    if task is not None:
+        out[f"{task}, T = {config.horizon(task)}"] = {k: figure2[task][k] for k in pair}
     horizon = config.ndb_full_horizon
-    if horizon:
-        agents = {"NDB-UCB (full design)": ("ndb-ucb", {"design": "full"})}
-        shared = {k: v for k, v in figure2.get("square", {}).items()
-                  if k in pair and v.horizon == horizon}
-        if "NVLDB-UCB-ASYM" not in shared:
-            agents = {pair[0]: ("nvldb-ucb-asym", {}), pair[1]: ("ndb-ucb", {}), **agents}
-            shared = {}
-        setting = out.setdefault(f"square, T = {horizon}", {})
-        setting.update(shared)
-        setting.update(run_agents(synthetic_env("square", config), agents, config, key, horizon,
-                                  progress=progress))
+    if not horizon:
+        return out
+    agents = {"NDB-UCB (full design)": ("ndb-ucb", {"design": "full"})}
+    shared = {k: v for k, v in figure2.get("square", {}).items()
+              if k in pair and v.horizon == horizon}
+    if "NVLDB-UCB-ASYM" not in shared:
+        agents = {pair[0]: ("nvldb-ucb-asym", {}), pair[1]: ("ndb-ucb", {}), **agents}
+        shared = {}
+    out.setdefault(f"square, T = {horizon}", {}).update(
+        {**shared, **run_agents(synthetic_env("square", config), agents, config, key, horizon,
+                                progress=progress)})
     return out
 
 
@@ -351,145 +350,16 @@ def decreasing(result: Result) -> tuple[bool | None, float, float]:
     return C.verdict_at_most(end - half, 0.0), float(half.mean()), float(end.mean())
 
 
-def figure2_table(runs: Runs, config: Config) -> C.Table:
-    tasks = list(runs.figure2)
-    table = C.Table("Fig. 2 / Fig. E.1(a-c): R(T)/T (mean ± 95% CI)",
-                    ["agent", *(f"{t} (T = {config.horizon(t)})" for t in tasks)],
-                    note=f"{config.num_runs} runs; MaxInP, MaxPairUCB, uniform: yardsticks.")
-    for lbl in dict.fromkeys(k for r in runs.figure2.values() for k in r):
-        table.add(lbl, *(fmt(average(runs.figure2[t][lbl])) if lbl in runs.figure2[t] else "—"
-                         for t in tasks))
-    floors = [runs.floors[t, config.dim, config.horizon(t)] for t in tasks]
-    table.add(FLOOR, *(fmt(average(f)[:config.num_runs]) for f in floors))
-    table.add(f"{FLOOR}, {floors[0].num_runs} instances", *(fmt(average(f)) for f in floors))
-    return table
-
-
-def decay_table(runs: Runs) -> C.Table:
-    table = C.Table("Fig. 2: R(t)/t of the NVLDB variants over the second half, T/2 -> T",
-                    ["agent", *runs.figure2], note="Mean R(t)/t at t = T/2 and t = T.")
-    for lbl in (k for k in next(iter(runs.figure2.values())) if k.startswith("NVLDB")):
-        table.add(lbl, *(f"{half:.3f} -> {end:.3f}" for _, half, end in
-                         (decreasing(r[lbl]) for r in runs.figure2.values())))
-    return table
-
-
-def ablation_table(runs: Runs, config: Config) -> C.Table:
-    t = config.ablation_horizon
-    table = C.Table(f"Figs. E.5-E.7: NVLDB vs NLDB, R(t)/t at t = {t}",
-                    ["rule", *(f"{task}: NVLDB | NLDB" for task in runs.ablation)],
-                    note=f"{config.num_runs} runs; NVLDB: the Fig. 2 runs at t = {t}.")
-    pairs = ablation_pairs(runs, config)
-    for rule in config.ablation_rules:
-        table.add(rule.upper(), *(f"{'—' if a is None else fmt(a)} | {fmt(b)}"
-                                  for (_, r), (a, b) in pairs.items() if r == rule))
-    return table
-
-
-def ablation_pairs(runs: Runs, config: Config) -> dict[tuple[str, str], tuple]:
-    """``{(task, rule): (NVLDB, NLDB)}``: ``(runs,)`` R(t)/t at the ablation horizon (NVLDB: the
-    Fig. 2 run, None where it did not run)."""
-    out = {}
-    for task, results in runs.ablation.items():
-        for rule in config.ablation_rules:
-            nvldb = runs.figure2[task].get(label(f"nvldb-{rule}"))
-            out[task, rule] = (None if nvldb is None else average(nvldb, config.ablation_horizon),
-                               average(results[label(f"nldb-{rule}")]))
-    return out
-
-
-def sweep_table(runs: Runs, config: Config) -> C.Table:
-    table = C.Table(f"Fig. E.8: R(T)/T of NVLDB-UCB-ASYM over explore_scale a_t "
-                    f"(T = {config.sweep_horizon})", ["a_t", *runs.sweep],
-                    note=f"{config.num_runs} runs; * marks the lowest mean.")
-    best = {task: min(r, key=lambda s: average(r[s]).mean()) for task, r in runs.sweep.items()}
-    for scale in config.scales:
-        table.add(f"{scale:g}", *(fmt(average(r[scale])) + ("*" if best[task] == scale else "")
-                                  for task, r in runs.sweep.items()))
-    same = {task: identical_scales(r) for task, r in runs.sweep.items()}
-    same = {task: v for task, v in same.items() if len(v) > 1}
-    if same:
-        table.note += " Bit-identical runs: " + "; ".join(
-            f"{task}: a_t = {', '.join(f'{v:g}' for v in values)}" for task, values in same.items())
-    return table
-
-
-def identical_scales(by_scale: dict[float, Result]) -> list[float]:
-    """The scales, from the smallest up, whose runs are bit-identical to the smallest's."""
-    scales = sorted(by_scale)
-    first = np.asarray(by_scale[scales[0]].cumulative_regret)
-    return [s for s in scales if np.array_equal(np.asarray(by_scale[s].cumulative_regret), first)]
-
-
-def statlog_table(runs: Runs, config: Config) -> C.Table:
-    table = C.Table(f"Statlog (Fig. E.1(d), the main text's variance study): R(T)/T at "
-                    f"T = {config.statlog_horizon}",
-                    ["agent", "R(T)/T", "weak R(T)/T", "paper R(T)/T"],
-                    note=f"{config.statlog_runs} runs; distinct arms cost at least 1/2 a round.")
-    for lbl, result in runs.statlog.items():
-        name = next((n for n in PAPER_STATLOG if lbl in (label(n), self_duel_label(n))), None)
-        table.add(lbl, fmt(average(result)), fmt(average(result, metric="weak_regret")),
-                  f"{PAPER_STATLOG[name]:.3f}" if name else "—")
-    return table
-
-
-def real_table(runs: Runs, config: Config) -> C.Table:
-    table = C.Table(f"Fig. E.1(e-f): real data, R(T)/T at T = {config.real_horizon}",
-                    ["agent", *runs.real], note=f"{config.num_runs} runs, preference 0.7.")
-    for lbl in dict.fromkeys(k for r in runs.real.values() if isinstance(r, dict) for k in r):
-        table.add(lbl, *("skipped" if isinstance(r, str) else
-                         fmt(average(r[lbl])) if lbl in r else "—" for r in runs.real.values()))
-    return table
-
-
-def paper_table(table: str, runs: Runs, config: Config) -> C.Table:
-    """Table E.2 or E.3: R(t)/t at T/5, 3T/5, T beside the paper's at 2k / 6k / 10k."""
-    dim, widths, horizon = table_setups(config)[table]
-    steps = [max(1, round(f * horizon)) for f in TABLE_FRACTIONS]
-    title = f"Table {table}: square, d = {dim}, K = {config.num_arms}, R(t)/t"
-    if (dim, widths, horizon) != PAPER_SIZES[table]:
-        title += f" (scaled down: d = {dim}, width {'/'.join(map(str, widths))}, T = {horizon})"
-    out = C.Table(title, ["algorithm", *(f"t = {s}" for s in steps), "paper t = 2k / 6k / 10k"],
-                  note=(f"{config.num_runs} runs, lr {config.table_lr or config.learning_rate:g}"
-                        "; the paper's values at its own width."))
-    for (_, width, rule), result in runs.tables[table].items():
-        paper = (PAPER_E2.get((width, rule)) or PAPER_E2.get((500, rule)) if table == "E.2"
-                 else PAPER_E3.get(rule))  # another width: the paper's m = 500 row
-        out.add(f"{rule.upper()} m={width}", *(fmt(average(result, s)) for s in steps),
-                " / ".join(paper) if paper else "—")
-    floor = runs.floors["square", dim, horizon]
-    out.add(FLOOR, *(fmt(average(floor, s)[:config.num_runs]) for s in steps), "—")
-    out.add(f"{FLOOR}, {floor.num_runs} instances", *(fmt(average(floor, s)) for s in steps),
-            "—")
-    return out
-
-
-def compute_table(runs: Runs) -> C.Table:
-    table = C.Table("App. E.3 compute: wall time, compilation apart",
-                    ["agent", "task, T", "runs", "compile (s)", "run (s)", "seed-steps/s",
-                     "min per 2,000 rounds", "paper (min)"],
-                    note="min per 2,000 rounds = 2,000 / (seed-steps per second) / 60.")
-    for setting, results in runs.compute.items():
-        for lbl, r in results.items():
-            nvldb = lbl.startswith("NVLDB")
-            table.add(lbl, setting, r.num_runs, f"{r.compile_time:.1f}", f"{r.wall_time:.1f}",
-                      f"{r.seed_steps_per_second:.1f}", f"{minutes(r):.2f}",
-                      PAPER_MINUTES["nvldb-ucb-asym" if nvldb else "ndb-ucb"]
-                      if nvldb or "full" in lbl else "—")
-    return table
-
-
 def minutes(result: Result) -> float:
     """Minutes one run of 2,000 rounds takes, compilation apart (App. E.3's unit)."""
     return 2000 / max(result.seed_steps_per_second, 1e-12) / 60
 
 
-def make_tables(runs: Runs, config: Config) -> list[C.Table]:
-    return [figure2_table(runs, config), decay_table(runs), ablation_table(runs, config),
-            sweep_table(runs, config), statlog_table(runs, config),
-            *([real_table(runs, config)] if runs.real else []),
-            paper_table("E.2", runs, config), paper_table("E.3", runs, config),
-            *([compute_table(runs)] if runs.compute else [])]
+def floor_rows(values: Sequence[np.ndarray], num_runs: int, *extra: str) -> list[list]:
+    """The floor's table rows from its ``(runs,)`` R(t)/t per column: over the real runs (its
+    first ``num_runs``), then over all its instances; ``extra`` cells end each."""
+    return [[FLOOR, *(fmt(v[:num_runs]) for v in values), *extra],
+            [f"{FLOOR}, {len(values[0])} instances", *(fmt(v) for v in values), *extra]]
 
 
 def nvldb_below(results: dict[str, Result], others: Sequence[str]) -> tuple[bool | None, str]:
@@ -498,16 +368,13 @@ def nvldb_below(results: dict[str, Result], others: Sequence[str]) -> tuple[bool
     others = [k for k in others if k in results]
     if not nvldb or not others:
         return None, "nothing to compare at this scale"
-    verdicts, closest = [], None
-    for a in nvldb:
-        for b in others:
-            verdict, evidence = below(average(results[a]), average(results[b]))
-            verdicts.append(verdict)
-            rel = average(results[b]).mean() / max(average(results[a]).mean(), 1e-12)
-            if closest is None or rel < closest[0]:
-                closest = (rel, f"closest pair {a} vs {b}: {evidence}")
+    checks = {(a, b): below(average(results[a]), average(results[b])) for a in nvldb
+              for b in others}
+    a, b = min(checks, key=lambda p: average(results[p[1]]).mean()
+               / max(average(results[p[0]]).mean(), 1e-12))
+    verdicts = [v for v, _ in checks.values()]
     return C.all_of(verdicts), (f"{verdicts.count(True)} of {len(verdicts)} pairs below; "
-                                f"{closest[1]}")
+                                f"closest pair {a} vs {b}: {checks[a, b][1]}")
 
 
 def all_decreasing(results: dict[str, Result]) -> tuple[bool | None, str]:
@@ -535,10 +402,31 @@ def acceptance_claims(figure2: dict[str, dict[str, Result]], config: Config) -> 
     return claims
 
 
-def check_claims(runs: Runs, config: Config) -> list:
-    """Every claim, in the order of the report."""
-    claims = acceptance_claims(runs.figure2, config)
-    for task, results in runs.figure2.items():
+class Section(NamedTuple):
+    """An experiment's part of the report: tables, claims and figure panels (``ax -> None``)."""
+
+    tables: list[C.Table]
+    claims: list
+    panels: list
+
+
+def figure2_section(runs: Runs, config: Config) -> Section:
+    """Fig. 2 / E.1(a-c): R(T)/T beside the floor, the NVLDB variants' decay, the orderings."""
+    fig2, tasks = runs.figure2, list(runs.figure2)
+    floors = {t: runs.floors[t, config.dim, config.horizon(t)] for t in tasks}
+    rows = [[k, *(fmt(average(fig2[t][k])) if k in fig2[t] else "—" for t in tasks)]
+            for k in dict.fromkeys(k for results in fig2.values() for k in results)]
+    table = C.table("Fig. 2 / Fig. E.1(a-c): R(T)/T (mean ± 95% CI)",
+                    ["agent", *(f"{t} (T = {config.horizon(t)})" for t in tasks)],
+                    rows + floor_rows([average(f) for f in floors.values()], config.num_runs),
+                    note=f"{config.num_runs} runs; MaxInP, MaxPairUCB, uniform: yardsticks.")
+    nvldb = [k for k in fig2[tasks[0]] if k.startswith("NVLDB")]
+    decay = C.table("Fig. 2: R(t)/t of the NVLDB variants over the second half, T/2 -> T",
+                    ["agent", *tasks], ([k, *("{1:.3f} -> {2:.3f}".format(*decreasing(fig2[t][k]))
+                                              for t in tasks)] for k in nvldb),
+                    note="Mean R(t)/t at t = T/2 and t = T.")
+    claims = acceptance_claims(fig2, config)
+    for task, results in fig2.items():
         claims += [(f"[Fig. 2] every NVLDB variant ends below every baseline (NDB, CoLSTIM, "
                     f"VACDB) on {task}, T = {config.horizon(task)}",
                     *nvldb_below(results, [label(n) for n in BASELINES])),
@@ -546,55 +434,130 @@ def check_claims(runs: Runs, config: Config) -> list:
                     f"pairs on {task}", *nvldb_below(results, [label(n) for n in YARDSTICKS])),
                    (f"[Fig. 2] R(t)/t of every NVLDB variant decreases over the second half on "
                     f"{task}", *all_decreasing(results))]
-    t, verdicts, csym = config.ablation_horizon, [], []
-    for (task, rule), (a, b) in ablation_pairs(runs, config).items():
-        if a is not None:
-            verdicts.append((a.mean() <= b.mean(), below(a, b)[0]))
-            if rule.endswith("csym") and task == "quadratic":
-                csym.append((rule, *below(b, a)))
-    if verdicts:
-        lower = sum(v for v, _ in verdicts)
-        claims.append(("[Figs. E.5-E.7] NVLDB has a lower mean R(t)/t than NLDB in most rule x "
-                       "task pairs", C.decide(2 * lower > len(verdicts), 2 * lower < len(verdicts)),
-                       f"NVLDB lower in {lower} of {len(verdicts)} pairs at t = {t}; decided: "
-                       f"{sum(v is True for _, v in verdicts)} for NVLDB, "
-                       f"{sum(v is False for _, v in verdicts)} for NLDB"))
-        claims += [(f"[Fig. E.7(c)] the paper's exception: NLDB-{rule.upper()} below "
-                    f"NVLDB-{rule.upper()} on quadratic", verdict, evidence)
-                   for rule, verdict, evidence in csym]
-    for task, by_scale in runs.sweep.items():
-        scales = sorted(by_scale)
+    return Section([table, decay], claims, [
+        lambda ax, t=t, f=f: draw_regret(ax, fig2[t], f"Fig. 2: {t}", floor=(
+            np.asarray(f.steps), np.asarray(f.cumulative_regret)[:config.num_runs].mean(axis=0)))
+        for t, f in floors.items()])
+
+
+def ablation_section(runs: Runs, config: Config) -> Section:
+    """Figs. E.5-E.7: NVLDB (its Fig. 2 runs) against NLDB at the NLDB horizon, rule by rule."""
+    t, rules = config.ablation_horizon, config.ablation_rules
+    pairs = {(task, rule): (average(runs.figure2[task][label(f"nvldb-{rule}")], t)
+                            if label(f"nvldb-{rule}") in runs.figure2[task] else None,
+                            average(results[label(f"nldb-{rule}")]))
+             for task, results in runs.ablation.items() for rule in rules}
+    table = C.table(f"Figs. E.5-E.7: NVLDB vs NLDB, R(t)/t at t = {t}",
+                    ["rule", *(f"{task}: NVLDB | NLDB" for task in runs.ablation)],
+                    ([rule.upper(), *(f"{'—' if a is None else fmt(a)} | {fmt(b)}"
+                                      for (_, r), (a, b) in pairs.items() if r == rule)]
+                     for rule in rules),
+                    note=f"{config.num_runs} runs; NVLDB: the Fig. 2 runs at t = {t}.")
+    ran = {key: (a, b) for key, (a, b) in pairs.items() if a is not None}
+    lower = sum(a.mean() <= b.mean() for a, b in ran.values())
+    decided = [below(a, b)[0] for a, b in ran.values()]
+    claims = [("[Figs. E.5-E.7] NVLDB has a lower mean R(t)/t than NLDB in most rule x task pairs",
+               C.decide(2 * lower > len(ran), 2 * lower < len(ran)),
+               f"NVLDB lower in {lower} of {len(ran)} pairs at t = {t}; decided: "
+               f"{decided.count(True)} for NVLDB, {decided.count(False)} for NLDB")] if ran else []
+    claims += [(f"[Fig. E.7(c)] the paper's exception: NLDB-{rule.upper()} below "
+                f"NVLDB-{rule.upper()} on quadratic", *below(b, a))
+               for (task, rule), (a, b) in ran.items()
+               if rule.endswith("csym") and task == "quadratic"]
+
+    def draw(ax):  # NVLDB filled, NLDB open, a gap between tasks
+        xs = [i + i // len(rules) for i in range(len(pairs))]
+        for x, (a, b) in zip(xs, pairs.values(), strict=True):
+            if a is not None:
+                ax.plot(x, a.mean(), "o", color="C0")
+            ax.plot(x, b.mean(), "o", color="C3", fillstyle="none")
+        ax.set_xticks(xs, [f"{task}\n{rule}" for task, rule in pairs], fontsize=5, rotation=90)
+        C.style_axes(ax, "", f"R(t)/t at t = {t}", "Figs. E.5-E.7: NVLDB (filled) vs NLDB (open)",
+                     log="y")
+
+    return Section([table], claims, [draw])
+
+
+def sweep_section(runs: Runs, config: Config) -> Section:
+    """Fig. E.8: NVLDB-UCB-ASYM over explore_scale a_t, a moderate value best."""
+    means = {task: {s: average(r[s]).mean() for s in r} for task, r in runs.sweep.items()}
+    best = {task: min(m, key=m.get) for task, m in means.items()}
+    table = C.table(f"Fig. E.8: R(T)/T of NVLDB-UCB-ASYM over explore_scale a_t "
+                    f"(T = {config.sweep_horizon})", ["a_t", *runs.sweep],
+                    ([f"{s:g}", *(fmt(average(r[s])) + ("*" if best[task] == s else "")
+                                  for task, r in runs.sweep.items())] for s in config.scales),
+                    note=f"{config.num_runs} runs; * marks the lowest mean.")
+    same = {task: [s for s in sorted(r) if np.array_equal(  # runs bit-identical to the first's
+        np.asarray(r[s].cumulative_regret), np.asarray(r[min(r)].cumulative_regret))]
+        for task, r in runs.sweep.items()}
+    same = {task: values for task, values in same.items() if len(values) > 1}
+    if same:
+        table.note += " Bit-identical runs: " + "; ".join(
+            f"{task}: a_t = {', '.join(f'{v:g}' for v in values)}" for task, values in same.items())
+    claims = []
+    for task, m in means.items():
+        by_scale, scales = runs.sweep[task], sorted(m)
         if len(scales) < 3:
             claims.append((f"[Fig. E.8] a moderate a_t is best on {task}", None,
                            f"only {len(scales)} values at this scale"))
             continue
-        means = {s: average(by_scale[s]).mean() for s in scales}
-        best = min(scales, key=means.get)
-        if best in (scales[0], scales[-1]):  # an end is best: refuted if it clearly is
-            inner = min(scales[1:-1], key=means.get)
-            ok = False if below(average(by_scale[best]), average(by_scale[inner]))[0] else None
+        lowest, ends = min(scales, key=m.get), (scales[0], scales[-1])
+        if lowest in ends:  # an end is best: refuted if it clearly is
+            inner = min(scales[1:-1], key=m.get)
+            ok = False if below(average(by_scale[lowest]), average(by_scale[inner]))[0] else None
         else:
-            ok = C.all_of([below(average(by_scale[best]), average(by_scale[s]))[0]
-                           for s in (scales[0], scales[-1])])
+            ok = C.all_of([below(average(by_scale[lowest]), average(by_scale[s]))[0]
+                           for s in ends])
         claims.append((f"[Fig. E.8] a moderate a_t is best on {task}, too small or too large "
-                       "worse", ok, f"best {best:g}; R(T)/T "
-                       + ", ".join(f"{s:g}: {means[s]:.3f}" for s in scales)))
-    for name, semantics in ((label, "self-duels forbidden, the default"),
-                            (self_duel_label, "self-duels allowed, the listings' semantics")):
-        aware, agnostic = name("nvldb-ucb-osym"), name("nldb-ucb-osym")
-        if aware in runs.statlog and agnostic in runs.statlog:
-            claims.append((f"[Statlog study] NVLDB-UCB-OSYM below NLDB-UCB-OSYM at T = "
-                           f"{config.statlog_horizon}, {semantics} (paper R(T)/T 0.017 vs "
-                           "0.199)", *below(average(runs.statlog[aware]),
-                                            average(runs.statlog[agnostic]))))
-    others = [k for k in runs.statlog if not k.startswith(("NVLDB", "NLDB"))]
+                       "worse", ok, f"best {lowest:g}; R(T)/T "
+                       + ", ".join(f"{s:g}: {m[s]:.3f}" for s in scales)))
+
+    def draw(ax):
+        for task, m in means.items():
+            ax.plot(sorted(m), [m[s] for s in sorted(m)], "o-", label=task)
+        C.style_axes(ax, "explore_scale a_t", f"R(T)/T, T = {config.sweep_horizon}",
+                     "Fig. E.8: NVLDB-UCB-ASYM over a_t", legend=7, log="xy")
+
+    return Section([table], claims, [draw])
+
+
+def statlog_section(runs: Runs, config: Config) -> Section:
+    """The Statlog variance study and Fig. E.1(d): R(T)/T and the weak regret."""
+    statlog = runs.statlog
+    paper = {lbl: PAPER_STATLOG[n] for n in PAPER_STATLOG for lbl in (label(n), self_duel_label(n))}
+    table = C.table(f"Statlog (Fig. E.1(d), the main text's variance study): R(T)/T at "
+                    f"T = {config.statlog_horizon}",
+                    ["agent", "R(T)/T", "weak R(T)/T", "paper R(T)/T"],
+                    ([lbl, fmt(average(r)), fmt(average(r, metric="weak_regret")),
+                      f"{paper[lbl]:.3f}" if lbl in paper else "—"] for lbl, r in statlog.items()),
+                    note=f"{config.statlog_runs} runs; distinct arms cost at least 1/2 a round.")
+    claims = [(f"[Statlog study] NVLDB-UCB-OSYM below NLDB-UCB-OSYM at T = "
+               f"{config.statlog_horizon}, {semantics} (paper R(T)/T 0.017 vs 0.199)",
+               *below(average(statlog[name("nvldb-ucb-osym")]),
+                      average(statlog[name("nldb-ucb-osym")])))
+              for name, semantics in ((label, "self-duels forbidden, the default"),
+                                      (self_duel_label, "self-duels allowed, the listings' "
+                                                        "semantics"))
+              if name("nvldb-ucb-osym") in statlog and name("nldb-ucb-osym") in statlog]
+    others = [k for k in statlog if not k.startswith(("NVLDB", "NLDB"))]
     if others:
         claims.append(("[Fig. E.1(d)] NVLDB ends below the baselines on Statlog",
-                       *nvldb_below(runs.statlog, others)))
-    return claims + real_claims(runs) + table_claims(runs, config) + compute_claims(runs)
+                       *nvldb_below(statlog, others)))
+    return Section([table], claims, [
+        lambda ax: draw_regret(ax, statlog, "Fig. E.1(d): Statlog (deterministic)")])
 
 
-def real_claims(runs: Runs) -> list:
+def real_section(runs: Runs, config: Config) -> Section:
+    """Fig. E.1(e-f): the real datasets ("skipped" where the data file is missing)."""
+    if not runs.real:
+        return Section([], [], [])
+    ran = {dataset: r for dataset, r in runs.real.items() if isinstance(r, dict)}
+    table = C.table(f"Fig. E.1(e-f): real data, R(T)/T at T = {config.real_horizon}",
+                    ["agent", *runs.real],
+                    ([k, *("skipped" if isinstance(r, str) else fmt(average(r[k])) if k in r
+                           else "—" for r in runs.real.values())]
+                     for k in dict.fromkeys(k for r in ran.values() for k in r)),
+                    note=f"{config.num_runs} runs, preference 0.7.")
     claims = []
     for dataset, results in runs.real.items():
         if isinstance(results, str):
@@ -610,48 +573,86 @@ def real_claims(runs: Runs) -> list:
                         for k in distinct)
             claims.append((f"[diagnostic] on {dataset} (K = 2) the agents that never self-duel "
                            f"({', '.join(distinct)}) have R(t) = t/2 exactly", exact, ""))
-    return claims
+    return Section([table], claims, [lambda ax, d=d, r=r: draw_regret(ax, r, f"Fig. E.1: {d}")
+                                     for d, r in ran.items()])
 
 
-def table_claims(runs: Runs, config: Config) -> list:
-    claims = []
-    for table, rows in runs.tables.items():
-        dim, widths, horizon = table_setups(config)[table]
-        first = max(1, round(TABLE_FRACTIONS[0] * horizon))
-        claims.append((f"[Table {table}] R(t)/t decays from t = {first} to {horizon}",
-                       C.all_of([C.verdict_at_most(average(r) - average(r, first), 0.0)
-                                 for r in rows.values()]),
-                       "; ".join(f"{rule.upper()} m={width} {average(r, first).mean():.3f} -> "
-                                 f"{average(r).mean():.3f}"
-                                 for (_, width, rule), r in rows.items())))
+def tables_section(runs: Runs, config: Config) -> Section:
+    """Tables E.2 / E.3: R(t)/t at T/5, 3T/5 and T beside the paper's at 2k / 6k / 10k and the
+    floor; its decay, the paper's level against the floor and against ours."""
+    tables, claims = [], []
+    for table, (dim, widths, horizon) in table_setups(config).items():
+        results, paper = runs.tables[table], PAPER[table]
         floor = runs.floors["square", dim, horizon]
-        paper = [float(v[2].split(" ")[0])
-                 for v in (PAPER_E2 if table == "E.2" else PAPER_E3).values()]
+        steps = [max(1, round(f * horizon)) for f in TABLE_FRACTIONS]
+        # another width: the paper's row at its first width
+        ref = {(w, r): paper.get((w, r)) or paper.get((PAPER_SIZES[table][1][0], r))
+               for _, w, r in results}
+        title = f"Table {table}: square, d = {dim}, K = {config.num_arms}, R(t)/t"
+        scaled = (dim, widths, horizon) != PAPER_SIZES[table]
+        if scaled:
+            title += f" (scaled down: d = {dim}, width {'/'.join(map(str, widths))}, T = {horizon})"
+        tables.append(C.table(
+            title, ["algorithm", *(f"t = {s}" for s in steps), "paper t = 2k / 6k / 10k"],
+            [*([f"{rule.upper()} m={w}", *(fmt(average(r, s)) for s in steps),
+                " / ".join(ref[w, rule]) if ref[w, rule] else "—"]
+               for (_, w, rule), r in results.items()),
+             *floor_rows([average(floor, s) for s in steps], config.num_runs, "—")],
+            note=(f"{config.num_runs} runs, lr {config.table_lr or config.learning_rate:g}"
+                  "; the paper's values at its own width.")))
+        claims.append((f"[Table {table}] R(t)/t decays from t = {steps[0]} to {horizon}",
+                       C.all_of([C.verdict_at_most(average(r) - average(r, steps[0]), 0.0)
+                                 for r in results.values()]),
+                       "; ".join(f"{rule.upper()} m={width} {average(r, steps[0]).mean():.3f} -> "
+                                 f"{average(r).mean():.3f}"
+                                 for (_, width, rule), r in results.items())))
+        finals = [float(v[2].split(" ")[0]) for v in paper.values()]
         f_mean, f_half = C.mean_ci(average(floor))
         claims.append((f"[diagnostic, Table {table}] the paper's R(10,000)/10,000 "
-                       f"({min(paper):g}-{max(paper):g}) lies below the best-distinct-pair floor",
-                       C.decide(max(paper) < f_mean - f_half, max(paper) > f_mean + f_half),
+                       f"({min(finals):g}-{max(finals):g}) lies below the best-distinct-pair floor",
+                       C.decide(max(finals) < f_mean - f_half, max(finals) > f_mean + f_half),
                        f"floor R(T)/T {f_mean:.3f} ± {f_half:.3f} over {floor.num_runs} "
                        f"instances, d = {dim}"))
         level = f"[Table {table}, level] R(T)/T within a factor {FACTOR:g} of the paper's"
-        if (dim, widths, horizon) != PAPER_SIZES[table]:
+        if scaled:
             claims.append((level, None, "other d / width / T than the paper's"))
             continue
-        ratios = [average(r).mean() / float((PAPER_E2[w, rule] if table == "E.2"
-                                             else PAPER_E3[rule])[2].split(" ")[0])
-                  for (_, w, rule), r in rows.items()]
+        ratios = [average(r).mean() / float(ref[w, rule][2].split(" ")[0])
+                  for (_, w, rule), r in results.items()]
         claims.append((level, all(1 / FACTOR <= x <= FACTOR for x in ratios),
                        "ratios to the paper " + ", ".join(f"{x:.2f}" for x in ratios)))
-    return claims
+
+    def draw(ax):
+        for table, results in runs.tables.items():
+            for (dim, width, rule), result in results.items():
+                steps = np.asarray(result.steps)
+                ax.plot(steps, result.mean("regret") / steps, "-" if table == "E.2" else "--",
+                        label=f"{table} d={dim} m={width} {rule}")
+        C.style_axes(ax, "round t", "R(t)/t", "Tables E.2 / E.3: R(t)/t on square", legend=6,
+                     log="y")
+
+    return Section(tables, claims, [draw])
 
 
-def compute_claims(runs: Runs) -> list:
+def compute_section(runs: Runs, config: Config) -> Section:
+    """App. E.3: the steady wall time of NVLDB-UCB-ASYM and NDB-UCB, compilation apart."""
+    rows = [(f"{lbl}\n{setting}", lbl, setting, r) for setting, results in runs.compute.items()
+            for lbl, r in results.items()]
+    if not rows:
+        return Section([], [], [])
+    table = C.table("App. E.3 compute: wall time, compilation apart",
+                    ["agent", "task, T", "runs", "compile (s)", "run (s)", "seed-steps/s",
+                     "min per 2,000 rounds", "paper (min)"],
+                    ([lbl, setting, r.num_runs, f"{r.compile_time:.1f}", f"{r.wall_time:.1f}",
+                      f"{r.seed_steps_per_second:.1f}", f"{minutes(r):.2f}",
+                      PAPER_MINUTES["nvldb-ucb-asym" if lbl.startswith("NVLDB") else "ndb-ucb"]
+                      if lbl.startswith("NVLDB") or "full" in lbl else "—"]
+                     for _, lbl, setting, r in rows),
+                    note="min per 2,000 rounds = 2,000 / (seed-steps per second) / 60.")
     claims = []
     for setting, results in runs.compute.items():
-        nvldb = results.get("NVLDB-UCB-ASYM")
+        nvldb = results["NVLDB-UCB-ASYM"]
         for lbl in (k for k in ("NDB-UCB", "NDB-UCB (full design)") if k in results):
-            if nvldb is None:
-                continue
             ratio = results[lbl].wall_time / max(nvldb.wall_time, 1e-12)
             design = "full p x p" if "full" in lbl else "diagonal (APOHF)"
             claims.append((f"[App. E.3] NDB-UCB ({design} design) at least {SPEEDUP:g}x slower "
@@ -659,7 +660,20 @@ def compute_claims(runs: Runs) -> list:
                            bool(ratio >= SPEEDUP),
                            f"run time ratio {ratio:.1f}x ({results[lbl].wall_time:.1f} s vs "
                            f"{nvldb.wall_time:.1f} s, compilation excluded)"))
-    return claims
+
+    def draw(ax):
+        values = [minutes(r) for *_, r in rows]
+        ax.barh(range(len(rows)), values,
+                color=["C0" if lbl.startswith("NVLDB") else "C3" for _, lbl, _, _ in rows])
+        ax.set_yticks(range(len(rows)), [tick for tick, *_ in rows], fontsize=6)
+        C.style_axes(ax, "minutes per 2,000 rounds (one run, compilation excluded)", "",
+                     "App. E.3: compute", log="x" if max(values) > 10 * min(values) else "")
+
+    return Section([table], claims, [draw])
+
+
+SECTIONS = (figure2_section, ablation_section, sweep_section, statlog_section, real_section,
+            tables_section, compute_section)
 
 
 def draw_regret(ax, results: dict[str, Result], title: str, metric: str = "regret",
@@ -680,77 +694,23 @@ def draw_regret(ax, results: dict[str, Result], title: str, metric: str = "regre
                  else f"cumulative {metric}", title, legend=6)
 
 
-def draw(runs: Runs, config: Config):
-    """The Fig. 2 panels, then E.5-E.8, the real data, the tables and compute."""
-    def floor_curve(task: str) -> tuple[np.ndarray, np.ndarray]:
-        result = runs.floors[task, config.dim, config.horizon(task)]
-        return (np.asarray(result.steps),
-                np.asarray(result.cumulative_regret)[:config.num_runs].mean(axis=0))
-
-    def ablation(ax):  # Figs. E.5-E.7: NVLDB (filled) and NLDB (open) per rule and task
-        ticks = []
-        for i, ((task, rule), (a, b)) in enumerate(ablation_pairs(runs, config).items()):
-            x = i + i // len(config.ablation_rules)  # a gap between tasks
-            ticks.append((x, f"{task}\n{rule}"))
-            if a is not None:
-                ax.plot(x, a.mean(), "o", color="C0")
-            ax.plot(x, b.mean(), "o", color="C3", fillstyle="none")
-        ax.set_xticks([x for x, _ in ticks], [n for _, n in ticks], fontsize=5, rotation=90)
-        C.style_axes(ax, "", f"R(t)/t at t = {config.ablation_horizon}",
-                     "Figs. E.5-E.7: NVLDB (filled) vs NLDB (open)", log="y")
-
-    def sweep(ax):
-        for task, by_scale in runs.sweep.items():
-            scales = sorted(by_scale)
-            ax.plot(scales, [average(by_scale[s]).mean() for s in scales], "o-", label=task)
-        C.style_axes(ax, "explore_scale a_t", f"R(T)/T, T = {config.sweep_horizon}",
-                     "Fig. E.8: NVLDB-UCB-ASYM over a_t", legend=7, log="xy")
-
-    def tables(ax):
-        for table, rows in runs.tables.items():
-            for (dim, width, rule), result in rows.items():
-                steps = np.asarray(result.steps)
-                ax.plot(steps, result.mean("regret") / steps, "-" if table == "E.2" else "--",
-                        label=f"{table} d={dim} m={width} {rule}")
-        C.style_axes(ax, "round t", "R(t)/t", "Tables E.2 / E.3: R(t)/t on square", legend=6,
-                     log="y")
-
-    def compute(ax):
-        rows = [(f"{lbl}\n{setting}", r) for setting, results in runs.compute.items()
-                for lbl, r in results.items()]
-        values = [minutes(r) for _, r in rows]
-        ax.barh(range(len(rows)), values,
-                color=["C0" if k.startswith("NVLDB") else "C3" for k, _ in rows])
-        ax.set_yticks(range(len(rows)), [k for k, _ in rows], fontsize=6)
-        C.style_axes(ax, "minutes per 2,000 rounds (one run, compilation excluded)", "",
-                     "App. E.3: compute", log="x" if max(values) > 10 * min(values) else "")
-
-    panels = [lambda ax, t=task, r=results: draw_regret(ax, r, f"Fig. 2: {t}",
-                                                        floor=floor_curve(t))
-              for task, results in runs.figure2.items()]
-    panels += [ablation, sweep, lambda ax: draw_regret(ax, runs.statlog,
-                                                       "Fig. E.1(d): Statlog (deterministic)")]
-    panels += [lambda ax, d=d, r=r: draw_regret(ax, r, f"Fig. E.1: {d}")
-               for d, r in runs.real.items() if isinstance(r, dict)]
-    panels += [tables] + ([compute] if runs.compute else [])
+def body(r: C.Run) -> C.Page:
+    config = r.config
+    runs = run(config, r.key, r.progress)
+    sections = [section(runs, config) for section in SECTIONS]
+    panels = [panel for s in sections for panel in s.panels]
     fig, axes = C.new_figure(math.ceil(len(panels) / 3), 3, width=5.0, height=3.8)
     for ax, panel in zip(axes.flat, panels, strict=False):
         panel(ax)
     for ax in list(axes.flat)[len(panels):]:
         ax.axis("off")
-    return fig
-
-
-def body(r: C.Run) -> C.Page:
-    config = r.config
-    runs = run(config, r.key, r.progress)
     tasks = ", ".join(f"{t} (T = {h})" for t, h in config.tasks)
     intro = (f"Fig. 2: {tasks}, d = {config.dim}, K = {config.num_arms}, {config.num_runs} runs; "
              f"networks of width {config.width}, Adam lr {config.learning_rate:g}, "
              f"{config.buffer_size} pairs kept. The paper uses 20 seeds and T = 2,000 (10,000 "
              "for the tables).")
-    return C.Page(draw(runs, config), make_tables(runs, config), check_claims(runs, config),
-                  intro, {"runs": runs, "config": config})
+    return C.Page(fig, [t for s in sections for t in s.tables],
+                  [c for s in sections for c in s.claims], intro, {"runs": runs, "config": config})
 
 
 def main(argv: Sequence[str] | None = None) -> C.Report:

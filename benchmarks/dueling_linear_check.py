@@ -11,8 +11,6 @@ the differences: docs/guides/dueling.md. Not a test (minutes on a 2-core CPU)::
 
 from __future__ import annotations
 
-import time
-
 import jaxbandits as jb
 from benchmarks import framework as C
 from benchmarks.timing import cli, start
@@ -45,26 +43,25 @@ def main(argv=None) -> dict[str, dict[str, tuple[float, float]]]:
                agents=(",".join(AGENTS), "comma-separated labels of AGENTS to run"),
                cpu_devices=(int, None, None))
     start(args.cpu_devices)
-    labels = [label.strip() for label in args.agents.split(",") if label.strip()]
+    chosen = {label.strip(): AGENTS[label.strip()] for label in args.agents.split(",")
+              if label.strip()}
     out: dict[str, dict[str, tuple[float, float]]] = {}
     for task, (env_name, overrides) in TASKS.items():
         env = jb.make_env(env_name, **overrides)
-        agents = {label: jb.make_agent(AGENTS[label][0], **(
-            {"env": env, "horizon": args.horizon, **AGENTS[label][1]}
-            if AGENTS[label][0] != "random" else {})) for label in labels}
-        begin = time.perf_counter()
+        agents = {label: jb.make_agent("random") if name == "random" else
+                  jb.make_agent(name, env=env, horizon=args.horizon, **fields)
+                  for label, (name, fields, _) in chosen.items()}
+        begin = C.timer()
         results = jb.compare(env, agents, args.seed, horizon=args.horizon,
                              num_runs=args.runs, progress=False)
         out[task] = {label: C.mean_se(C.final_regret(r) / args.horizon)
                      for label, r in results.items()}
-        table = C.Table(f"{task}: R(T)/T, T = {args.horizon}, {args.runs} runs "
-                        f"({time.perf_counter() - begin:.0f} s)",
-                        ["agent", "R(T)/T (mean ± s.e.)", "reference (authors' code)"])
-        for label in labels:
-            column = AGENTS[label][2]
-            table.add(label, "{:.3f} ± {:.3f}".format(*out[task][label]),
-                      f"{REFERENCE[task][column]:.3f}" if column else "")
-        table.print(plain=True)
+        C.table(f"{task}: R(T)/T, T = {args.horizon}, {args.runs} runs "
+                f"({C.timer() - begin:.0f} s)",
+                ["agent", "R(T)/T (mean ± s.e.)", "reference (authors' code)"],
+                ([label, "{:.3f} ± {:.3f}".format(*out[task][label]),
+                  f"{REFERENCE[task][column]:.3f}" if column else ""]
+                 for label, (_, _, column) in chosen.items())).print(plain=True)
     return out
 
 

@@ -24,8 +24,6 @@ from jaxbandits.linalg import PERTURBATIONS, REFERENCES
 
 NAME = "ensemble_pp_ablation"
 TITLE = "Ensemble++ ablation: reference x perturbation distributions against ensemble size"
-LAW_NAMES = {"gaussian": "Gaussian", "sphere": "Sphere", "cube": "Cube",
-             "coordinate": "Coordinate", "sparse": "Sparse"}
 PAIRS: tuple[tuple[str, str], ...] = tuple(itertools.product(REFERENCES, PERTURBATIONS))
 TS_LABEL = "TS (exact)"
 
@@ -40,9 +38,8 @@ class Problem:
 
     @property
     def label(self) -> str:
-        if self.kind == "finite":
-            return f"finite, d = {self.dim}, K = {self.num_arms}"
-        return f"sphere, d = {self.dim}"
+        return f"{self.kind}, d = {self.dim}" + (f", K = {self.num_arms}"
+                                                 if self.kind == "finite" else "")
 
     def make(self):
         if self.kind == "finite":
@@ -90,7 +87,7 @@ SCALES = {
 
 
 def pair_label(pair: tuple[str, str]) -> str:
-    return f"{LAW_NAMES[pair[0]]} / {LAW_NAMES[pair[1]]}"
+    return f"{pair[0].capitalize()} / {pair[1].capitalize()}"
 
 
 def run_grid(env, size: int, key, config: Config, **options) -> dict[tuple, Result]:
@@ -109,12 +106,8 @@ def ratio_matrix(by_pair: dict[tuple, Result], ts: Result,
                  references: Sequence[str] = REFERENCES,
                  perturbations: Sequence[str] = PERTURBATIONS) -> np.ndarray:
     """Mean final regret / TS's, ``(len(references), len(perturbations))``, NaN where not run."""
-    out = np.full((len(references), len(perturbations)), np.nan)
-    for (r, p), result in by_pair.items():
-        if r in references and p in perturbations:
-            out[list(references).index(r), list(perturbations).index(p)] = (
-                C.mean_final(result) / C.mean_final(ts))
-    return out
+    return np.array([[C.mean_final(by_pair[(r, p)]) / C.mean_final(ts) if (r, p) in by_pair
+                      else np.nan for p in perturbations] for r in references])
 
 
 def draw_heatmap(ax, matrix: np.ndarray, title: str, vmax: float,
@@ -124,9 +117,9 @@ def draw_heatmap(ax, matrix: np.ndarray, title: str, vmax: float,
     from matplotlib.colors import LogNorm
 
     image = ax.imshow(matrix, cmap="viridis_r", norm=LogNorm(vmin=1 / 1.25, vmax=vmax))
-    ax.set_xticks(range(len(perturbations)), [LAW_NAMES[p] for p in perturbations],
+    ax.set_xticks(range(len(perturbations)), [p.capitalize() for p in perturbations],
                   rotation=35, ha="right", fontsize=8)
-    ax.set_yticks(range(len(references)), [LAW_NAMES[r] for r in references], fontsize=8)
+    ax.set_yticks(range(len(references)), [r.capitalize() for r in references], fontsize=8)
     ax.set_xlabel("perturbation P_z", fontsize=8)
     ax.set_ylabel("reference P_zeta", fontsize=8)
     for i, j in itertools.product(range(matrix.shape[0]), range(matrix.shape[1])):
@@ -143,7 +136,7 @@ def draw_lines(ax, ratios: dict[int, np.ndarray], title: str, config: Config) ->
     if "sphere" in perts:
         for i, r in enumerate(refs):
             ax.plot(sizes, [ratios[m][i, perts.index("sphere")] for m in sizes], marker="o",
-                    label=f"{LAW_NAMES[r]} / Sphere")
+                    label=f"{r.capitalize()} / Sphere")
     if "coordinate" in refs and "coordinate" in perts:
         c = refs.index("coordinate")
         ax.plot(sizes, [ratios[m][c, perts.index("coordinate")] for m in sizes], "k--",
@@ -166,17 +159,10 @@ def problem_table(problem: Problem, runs: dict[int, dict[tuple, Result]], ts: Re
                    f"Mean ± 95% CI over {config.num_runs} runs.")
 
 
-def above_zero(values: np.ndarray) -> bool:
-    """Whether the 95% interval of the mean of ``values`` lies above 0."""
-    mean, half = C.mean_ci(values)
-    return mean - half > 0
-
-
 def check_claims(problem: Problem, runs, ts: Result, config: Config):
     """Li et al. 2024, Fig. 10(a)-(e) (App. F.1) on one problem, paired run by run."""
     claims, tag = [], f"[{problem.label}]"
     final = {m: {pair: C.final_regret(r) for pair, r in by.items()} for m, by in runs.items()}
-    mean = {m: {pair: float(v.mean()) for pair, v in by.items()} for m, by in final.items()}
     ts_final = C.final_regret(ts)
     pairs, refs, perts = config.pairs, config.references, config.perturbations
     for m in [m for m in (2, 4) if m in final and "gaussian" in refs and len(refs) > 1]:
@@ -188,14 +174,16 @@ def check_claims(problem: Problem, runs, ts: Result, config: Config):
                        C.decide(all(g < 0 for g, _ in gaps.values()),
                                 any(g - h > 0 for g, h in gaps.values())),
                        "paired Gaussian - other: " + ", ".join(
-                           f"{LAW_NAMES[r]} {g:+.0f} ± {h:.0f}" for r, (g, h) in gaps.items())))
+                           f"{r.capitalize()} {g:+.0f} ± {h:.0f}" for r, (g, h) in gaps.items())))
     default = ("gaussian", "sphere")  # Ensemble++'s pair, the yardstick
-    for m in [m for m in sorted(mean) if 8 <= m <= 64 and default in pairs]:
+    for m in [m for m in sorted(final) if 8 <= m <= 64 and default in pairs]:
         base = final[m][default]
-        above = [p for p in pairs if above_zero(final[m][p] - 1.25 * base)]
-        below = [p for p in pairs if above_zero(base - 1.25 * final[m][p])]
-        inside = all(0.8 * base.mean() <= mean[m][pair] <= 1.25 * base.mean() for pair in pairs)
-        ratios = {pair: mean[m][pair] / base.mean() for pair in pairs}
+        # clearly above: the 95% interval of the paired excess lies above 0
+        above = [p for p in pairs if C.lower(final[m][p], 1.25 * base) is False]
+        below = [p for p in pairs if C.lower(base, 1.25 * final[m][p]) is False]
+        inside = all(0.8 * base.mean() <= final[m][p].mean() <= 1.25 * base.mean()
+                     for p in pairs)
+        ratios = {pair: final[m][pair].mean() / base.mean() for pair in pairs}
         worst = sorted(ratios, key=ratios.get)[-3:][::-1]
         claims.append((f"{tag} at moderate M = {m} all pairs are similar (mean regret within "
                        "25% of Gaussian / Sphere's)",
@@ -203,7 +191,7 @@ def check_claims(problem: Problem, runs, ts: Result, config: Config):
                        f"> 25% worse: {[pair_label(p) for p in above] or 'none'}; better: "
                        f"{[pair_label(p) for p in below] or 'none'}; highest ratios "
                        + ", ".join(f"{pair_label(p)} x{ratios[p]:.2f}" for p in worst)))
-    for m in [m for m in mean if m >= 512 and ("coordinate", "coordinate") in pairs
+    for m in [m for m in final if m >= 512 and ("coordinate", "coordinate") in pairs
               and "gaussian" in refs]:
         cc = final[m][("coordinate", "coordinate")]
         gaps = [C.paired_gap(cc, final[m][("gaussian", p)]) for p in perts]
@@ -211,21 +199,20 @@ def check_claims(problem: Problem, runs, ts: Result, config: Config):
                        "Gaussian-reference pair (paired 95% CI above 0)",
                        C.decide(all(g - h > 0 for g, h in gaps), any(g + h < 0 for g, h in gaps)),
                        "paired gaps vs Gaussian / " + ", ".join(
-                           f"{LAW_NAMES[p]} {g:+.0f} ± {h:.0f}"
+                           f"{p.capitalize()} {g:+.0f} ± {h:.0f}"
                            for p, (g, h) in zip(perts, gaps, strict=True))))
     limit = config.tolerance * config.horizon
     for r in [r for r in ("gaussian", "sphere") if (r, "sphere") in pairs]:
-        gaps = {m: final[m][(r, "sphere")] - ts_final for m in sorted(mean)}
+        gaps = {m: final[m][(r, "sphere")] - ts_final for m in sorted(final)}
         verdicts = {m: C.verdict_at_most(v, limit) for m, v in gaps.items() if m <= 16}
         reached = [m for m, v in gaps.items() if v.mean() <= limit]
         verdict = (True if True in verdicts.values()
                    else False if verdicts and all(v is False for v in verdicts.values())
-                   and max(mean) >= 16 else None)
-        claims.append((f"{tag} the {LAW_NAMES[r]} reference (Sphere pert.) reaches TS-level "
+                   and max(final) >= 16 else None)
+        claims.append((f"{tag} the {r.capitalize()} reference (Sphere pert.) reaches TS-level "
                        f"regret (gap <= {config.tolerance:g} T = {limit:g}) at a small M (<= 16)",
                        verdict, f"first M reaching it: {reached[0] if reached else None}; gaps "
-                       "to TS " + ", ".join(f"M={m}: {C.mean_ci(v)[0]:+.1f} ± "
-                                            f"{C.mean_ci(v)[1]:.1f}" for m, v in gaps.items())))
+                       "to TS " + ", ".join(f"M={m}: {C.gap_text(v)}" for m, v in gaps.items())))
     return claims
 
 

@@ -16,7 +16,6 @@ import dataclasses
 import functools
 import itertools
 import math
-import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -39,10 +38,11 @@ PAPER_HORIZON = 100_000  # the horizon of the paper's synthetic-task figures
 AUTHORS_HORIZON = 20_000  # the authors' code, quadratic preset, T <= 20,000
 DISCRETE = ("coordinate", "cube", "sparse", "one_hot")
 CONTINUOUS = ("sphere", "gaussian")
-#: Fig. 14's ablations: (label, the agent field, the paper's claim)
-ABLATIONS = (("update", "update_index", "discrete update sets are better"),
-             ("reference", "reference", "continuous references are better"),
-             ("perturbation", "perturbation", "the perturbation law makes no difference"))
+#: Fig. 14's ablations: (label, the agent field, the Config field of its laws, the paper's claim)
+ABLATIONS = (("update", "update_index", "updates", "discrete update sets are better"),
+             ("reference", "reference", "references", "continuous references are better"),
+             ("perturbation", "perturbation", "perturbations",
+              "the perturbation law makes no difference"))
 SLIGHT = 0.10  # "only slightly" (Fig. 11), "no difference" (Fig. 14(c)): within 10%
 FLAT = 0.25    # "largely unaffected" (Fig. 4): within 25%
 GROWTH, STEADY = 1.5, 1.3  # App. F.2: late / early cost >= 1.5 for LMC-TS, <= 1.3 for ES++
@@ -102,10 +102,9 @@ class Config:
 _TINY_ENV = (("dim", 6), ("pool_size", 30), ("num_arms", 5))
 SCALES = {
     # tiny: the smoke test's eight programs (Figs. 1, 4, 11, 14 share the default point)
-    "tiny": Config(horizon=40, num_runs=2, sizes=(2,), ensemble_size=2,
-                   agents=("ES++", "Greedy"), param_tasks=("quadratic",),
-                   tasks=("quadratic",), shuttle_horizon=40, shuttle_runs=2,
-                   quad_env=_TINY_ENV, neural_env=_TINY_ENV, pool_sizes=(30,),
+    "tiny": Config(horizon=40, num_runs=2, sizes=(2,), ensemble_size=2, agents=("ES++", "Greedy"),
+                   param_tasks=("quadratic",), tasks=("quadratic",), shuttle_horizon=40,
+                   shuttle_runs=2, quad_env=_TINY_ENV, neural_env=_TINY_ENV, pool_sizes=(30,),
                    pool_ensemble_sizes=(2,), buffer_task="quadratic", buffers=(64,),
                    updates=("coordinate",), references=("sphere",), perturbations=("sphere",),
                    lmc_horizon=40, lmc_runs=2, vector_env=(("dim", 4), ("num_arms", 5)),
@@ -114,8 +113,7 @@ SCALES = {
                    mod_agents=("ES++",), mod_frozen=(), long_agents=("ES++",), hidden=(8,),
                    agent_overrides=(("batch_size", 8), ("buffer_size", 64), ("update_start", 8)),
                    lmc_overrides=(("backbone", jb.nets.MLPBackbone((8,), "leaky_relu")),
-                                  ("num_grad_steps", 3)),
-                   chunk_size=40, num_records=12),
+                                  ("num_grad_steps", 3)), chunk_size=40, num_records=12),
     # not on the command line: notebooks/neural_ensemblepp.ipynb's sizes
     "notebook": Config(horizon=1500, num_runs=2, sizes=(8,), param_tasks=("quadratic",),
                        tasks=("quadratic", "shuttle"), shuttle_horizon=400, shuttle_runs=2,
@@ -126,8 +124,8 @@ SCALES = {
                        mod_agents=("ES++", "Greedy"), mod_frozen=("ES++",), num_records=30),
     "small": Config(horizon=3000, num_runs=4, sizes=(2, 8, 32), shuttle_horizon=800,
                     shuttle_runs=4, pool_sizes=(200, 1000, 5000), pool_ensemble_sizes=(2, 8, 32),
-                    buffers=(300, 1000, 10_000), references=("sphere", "gaussian", "coordinate",
-                                                             "cube"),
+                    buffers=(300, 1000, 10_000),
+                    references=("sphere", "gaussian", "coordinate", "cube"),
                     perturbations=("sphere", "gaussian", "coordinate"), lmc_horizon=2000,
                     lmc_runs=4, mod_horizon=20_000, mod_runs=4, mod_frozen=("ES++",),
                     long_horizon=100_000, long_runs=2),
@@ -246,18 +244,15 @@ class Runner:
              **fixed: Any) -> dict[Any, Result]:
         """``{value: Result}``: ``label`` on ``task`` at each value of ``field`` (None: the
         agent itself; ``"env.<name>"``: an environment field), ``fixed`` fields set."""
-        t = self.tasks[task]
+        t, env, agent = self.tasks[task], self.env(task), self.agent(task, label)
         env_fields = {n[4:]: v for n, v in fixed.items() if n.startswith("env.")}
         agent_fields = {n: v for n, v in fixed.items() if not n.startswith("env.")}
-        env = self.env(task).replace(**env_fields) if env_fields else self.env(task)
-        agent = self.agent(task, label)
+        env = env.replace(**env_fields) if env_fields else env
         agent = agent.replace(**agent_fields) if agent_fields else agent
-        if field is None:
-            results = [self.runs.simulate(env, agent, t.horizon, t.num_runs, name=label,
-                                          **self.options(task))]
-        else:
-            results = self.runs.sweep(env, agent, field, list(values), t.horizon, t.num_runs,
-                                      name=label, **self.options(task))
+        sizes = (t.horizon, t.num_runs)
+        results = ([self.runs.simulate(env, agent, *sizes, name=label, **self.options(task))]
+                   if field is None else self.runs.sweep(env, agent, field, list(values), *sizes,
+                                                         name=label, **self.options(task)))
         return dict(zip(values, results, strict=True))
 
     def one(self, task: str, label: str, **fields: Any) -> Result:
@@ -287,11 +282,11 @@ def round_costs(env, agent, key: jax.Array, horizon: int, chunk: int) -> dict[st
     carry = jax.block_until_ready(play(env, agent, carry, end, end, steps, length=chunk))
     ends, ms = [], []
     for start in range(0, horizon, chunk):
-        t0 = time.perf_counter()
+        t0 = C.timer()
         carry = jax.block_until_ready(play(env, agent, carry, jnp.int32(start), end, steps,
                                            length=chunk))
         ends.append(min(start + chunk, horizon))
-        ms.append(1e3 * (time.perf_counter() - t0) / (ends[-1] - start))
+        ms.append(1e3 * (C.timer() - t0) / (ends[-1] - start))
     return {"steps": np.asarray(ends), "ms": np.asarray(ms),
             "regret": float(np.asarray(carry.cumulative)[0])}
 
@@ -319,10 +314,8 @@ def run_comparison(runner: Runner) -> dict[str, dict[str, Result]]:
 
 def run_long(runner: Runner) -> dict[str, Result] | None:
     """The quadratic at ``long_horizon`` (None when the scale has none)."""
-    if "long" in runner.tasks:
-        return {label: runner.one("long", label)
-                for label in (*runner.config.long_agents, RANDOM)}
-    return None
+    return ({label: runner.one("long", label) for label in (*runner.config.long_agents, RANDOM)}
+            if "long" in runner.tasks else None)
 
 
 def run_pools(runner: Runner) -> dict[int, dict[int, Result]]:
@@ -347,10 +340,8 @@ def run_buffers(runner: Runner) -> dict[int, Result]:
 
 def run_ablations(runner: Runner) -> dict[str, dict[str, Result]]:
     """Fig. 14: ``{ablation: {law: Result}}``, ES++ on the quadratic, one law at a time."""
-    c = runner.config
-    laws = {"update": c.updates, "reference": c.references, "perturbation": c.perturbations}
-    return {name: runner.grid("quadratic", "ES++", field, laws[name])
-            for name, field, _ in ABLATIONS}
+    return {name: runner.grid("quadratic", "ES++", field, getattr(runner.config, laws))
+            for name, field, laws, _ in ABLATIONS}
 
 
 def run_lmc(runner: Runner) -> tuple[dict[str, Result], dict[str, dict[str, np.ndarray]]]:
@@ -358,11 +349,11 @@ def run_lmc(runner: Runner) -> tuple[dict[str, Result], dict[str, dict[str, np.n
     results = {label: runner.one("vector", label) for label in runner.config.lmc_agents}
     horizon, costs = runner.tasks["vector"].horizon, {}
     for label in (k for k in ("ES++", LMC) if k in results):
-        start = time.perf_counter()
+        start = C.timer()
         costs[label] = round_costs(runner.env("vector"), runner.agent("vector", label),
                                    runner.key, horizon, runner.config.time_chunk)
         runner.log(f"vector: timed {label} over {horizon} rounds, 1 run: "
-                   f"{time.perf_counter() - start:.1f} s")
+                   f"{C.timer() - start:.1f} s")
     return results, costs
 
 
@@ -417,10 +408,8 @@ def late_rate(result: Result) -> np.ndarray:
 def accuracy(result: Result, start: int = 0) -> np.ndarray:
     """``(runs,)`` the fraction of optimal actions in rounds ``start + 1 .. T`` (moderation)."""
     correct, steps = np.asarray(result.metrics["correct"], np.float64), np.asarray(result.steps)
-    if start == 0:
-        return correct[:, -1] / steps[-1]
-    index = int(np.flatnonzero(steps == start)[0])
-    return (correct[:, -1] - correct[:, index]) / (steps[-1] - start)
+    before = correct[:, int(np.flatnonzero(steps == start)[0])] if start else 0.0
+    return (correct[:, -1] - before) / (steps[-1] - start)
 
 
 def group_verdict(finals: Mapping[str, np.ndarray], good: Sequence[str],
@@ -586,15 +575,11 @@ def always_rates(runner: Runner) -> dict[str, tuple[float, float]]:
     in closed form from the corpus' hate rate and the environment's rewards."""
     env = runner.env("moderation")
     hate, block = float(env.data.meta.hate_rate), float(env.block_reward)
-    out = {}
-    for policy, take in (("always block", lambda b, p: b), ("always publish", lambda b, p: p)):
-        acc = regret = 0.0
-        for weight, publish in ((1.0 - hate, float(env.free_reward)),
-                                (hate, float(env.hate_reward))):
-            best, got = max(block, publish), take(block, publish)
-            acc, regret = acc + weight * float(got >= best), regret + weight * (best - got)
-        out[policy] = (acc, regret)
-    return out
+    posts = ((1.0 - hate, float(env.free_reward)), (hate, float(env.hate_reward)))  # (P, publish)
+    return {policy: (sum(w * float(take(block, p) >= max(block, p)) for w, p in posts),
+                     sum(w * (max(block, p) - take(block, p)) for w, p in posts))
+            for policy, take in (("always block", lambda b, p: b),
+                                 ("always publish", lambda b, p: p))}
 
 
 def moderation_table(runner: Runner, moderation, note: str | None) -> C.Table:
@@ -651,7 +636,7 @@ def check_claims(runner: Runner, panels: Panels) -> list[tuple[str, bool | None,
                        "Ensemble++ is not below Greedy or Ensemble+ on the quadratic",
                        C.all_of(verdicts), "; ".join(parts)))
     claims += paper_ordering_claims(runner, panels.long, comparison)
-    verdicts, parts = [], []
+    checks = {}
     for task in (t for t in ("quadratic", "neural") if t in comparison):
         finals = {k: C.final_regret(comparison[task][k]) for k in config.agents}
         if "Greedy" not in finals or len(finals) < 3:
@@ -659,21 +644,20 @@ def check_claims(runner: Runner, panels: Panels) -> list[tuple[str, bool | None,
         rank = sorted(finals, key=lambda k: finals[k].mean(), reverse=True).index("Greedy") + 1
         better = [k for k in finals if k != "Greedy"  # the gap's 95% interval below 0
                   and sum(C.paired_gap(finals["Greedy"], finals[k])) < 0]
-        verdicts.append(C.decide(rank <= 2, len(better) >= 2))
-        parts.append(f"{task}: Greedy ranks {rank} of {len(finals)} from the worst, "
-                     f"significantly below {better or 'none'}")
-    if verdicts:
+        checks[task] = (C.decide(rank <= 2, len(better) >= 2), f"Greedy ranks {rank} of "
+                        f"{len(finals)} from the worst, significantly below {better or 'none'}")
+    if checks:
         claims.append((f"Fig. 3: Greedy is the worst or near-worst on the synthetic tasks "
-                       f"(T = {config.horizon:,})", C.all_of(verdicts), "; ".join(parts)))
+                       f"(T = {config.horizon:,})", *C.every(checks)))
     for task, by_label in panels.params.items():
         if "ES++" not in by_label or len(by_label) < 2:
             continue
-        pairs = [(m, k, C.final_regret(by_label["ES++"][m]), C.final_regret(by_label[k][m]))
-                 for m in config.sizes for k in ("Ensemble+", "EpiNet") if k in by_label]
+        pairs = {f"M={m} vs {k}": (C.final_regret(by_label["ES++"][m]),
+                                    C.final_regret(by_label[k][m]))
+                 for m in config.sizes for k in ("Ensemble+", "EpiNet") if k in by_label}
         claims.append((f"Figs. 1 / 10 on {tasks[task].title}: Ensemble++ has lower regret than "
-                       "Ensemble+ and EpiNet at every M", C.all_of([C.lower(a, b)
-                                                               for *_, a, b in pairs]),
-                       "; ".join(f"M={m} vs {k}: {C.gap_text(a - b)}" for m, k, a, b in pairs)))
+                       "Ensemble+ and EpiNet at every M", *C.every(
+                           {n: (C.lower(a, b), C.gap_text(a - b)) for n, (a, b) in pairs.items()})))
     claims += pools_claims(config, panels.pools) + buffer_claims(runner, panels.buffers)
     claims += ablation_claims(panels.ablations) + lmc_claims(runner, panels.lmc, panels.costs)
     return claims + moderation_claims(runner, panels.moderation, panels.moderation_note)
@@ -683,13 +667,12 @@ def paper_ordering_claims(runner: Runner, long, comparison) -> list:
     """Fig. 3's ordering at T = 10^5: from the paper-horizon check, or from Fig. 3 when that
     runs at the paper's horizon; "not run" otherwise."""
     claim = "Fig. 3: on the quadratic at T = 10^5 Ensemble++ has the lowest regret"
-    quadratic, left = runner.tasks["quadratic"], ""
-    if long is None and "quadratic" in comparison and quadratic.horizon >= PAPER_HORIZON:
-        long, t = comparison["quadratic"], quadratic
+    t = runner.tasks["quadratic" if long is None else "long"]
+    left = ", EpiNet left out" if long is not None and "EpiNet" not in long else ""
+    if long is None and "quadratic" in comparison and t.horizon >= PAPER_HORIZON:
+        long = comparison["quadratic"]
     elif long is None:
         return [(claim, None, "not run at this scale")]
-    else:
-        t, left = runner.tasks["long"], ", EpiNet left out" if "EpiNet" not in long else ""
     learners = [k for k in long if k != RANDOM]
     best = min(learners, key=lambda k: C.mean_final(long[k]))
     es = C.final_regret(long["ES++"])
@@ -705,18 +688,17 @@ def paper_ordering_claims(runner: Runner, long, comparison) -> list:
 def pools_claims(config: Config, pools) -> list:
     claims, sizes = [], config.pool_ensemble_sizes
     if len(pools) > 1:
-        verdicts, parts = [], []
+        checks = {}
         for m in sizes:
             finals = {p: C.final_regret(pools[p][m]) for p in pools}
             means = {p: v.mean() for p, v in finals.items()}
             hi, lo = max(means, key=means.get), min(means, key=means.get)
             spread = means[hi] / max(means[lo], 1e-12) - 1.0
             (a, ha), (b, hb) = C.mean_ci(finals[hi]), C.mean_ci(finals[lo])
-            verdicts.append(C.decide(spread <= FLAT, a - ha > (1 + FLAT) * (b + hb)))
-            parts.append(f"M={m}: spread {100 * spread:.0f}% (pool {lo:,} lowest, {hi:,} "
-                         "highest)")
+            checks[f"M={m}"] = (C.decide(spread <= FLAT, a - ha > (1 + FLAT) * (b + hb)),
+                                f"spread {100 * spread:.0f}% (pool {lo:,} lowest, {hi:,} highest)")
         claims.append((f"Fig. 4: regret is largely unaffected by the pool size (within "
-                       f"{100 * FLAT:.0f}%)", C.all_of(verdicts), "; ".join(parts)))
+                       f"{100 * FLAT:.0f}%)", *C.every(checks)))
     if len(sizes) > 1:
         gaps = {pool: (C.final_regret(by_size[max(sizes)]), C.final_regret(by_size[min(sizes)]))
                 for pool, by_size in pools.items()}
@@ -737,8 +719,7 @@ def buffer_claims(runner: Runner, buffers) -> list:
     full = C.final_regret(buffers[largest])
     mean, half = C.mean_ci(C.final_regret(buffers[capacity]) - full)
     scale = max(full.mean(), 1e-12)
-    verdict = C.decide(abs(mean) <= SLIGHT * scale,
-                       mean - half > SLIGHT * scale or mean + half < -SLIGHT * scale)
+    verdict = C.decide(abs(mean) <= SLIGHT * scale, abs(mean) - half > SLIGHT * scale)
     return [(f"Fig. 11: a buffer of C = {capacity:,} (about T/10) changes final regret by less "
              f"than {100 * SLIGHT:.0f}% against C = {largest:,}", verdict,
              f"paired gap {mean:+.1f} ± {half:.1f} = {100 * mean / scale:+.1f}% of "
@@ -747,7 +728,7 @@ def buffer_claims(runner: Runner, buffers) -> list:
 
 def ablation_claims(ablations) -> list:
     claims = []
-    for name, field, text in ABLATIONS:
+    for name, field, _, text in ABLATIONS:
         finals = {law: C.final_regret(r) for law, r in ablations.get(name, {}).items()}
         if len(finals) < 2:
             continue
@@ -795,23 +776,19 @@ def moderation_claims(runner: Runner, moderation, note: str | None) -> list:
     acc = {k: accuracy(v, late) for k, v in moderation.items()}
     claims = []
 
-    def above(pairs: list[tuple[str, str]]):  # (a, b): a's accuracy above b's, paired
-        return (C.all_of([C.lower(-acc[a], -acc[b]) for a, b in pairs]),
-                [C.gap_text(100 * (acc[a] - acc[b])) for a, b in pairs])
+    def above(pairs: dict[str, tuple[str, str]]):  # {name: (a, b)}: a's accuracy above b's
+        return C.every({name: (C.lower(-acc[a], -acc[b]), f"{C.gap_text(100 * (acc[a] - acc[b]))}"
+                               " points") for name, (a, b) in pairs.items()})
 
     others = [k for k in ("Ensemble+", "Greedy") if k in acc]
     if "ES++" in acc and others:
-        verdict, gaps = above([("ES++", o) for o in others])
         claims.append((title + f"Ensemble++'s accuracy over rounds {late + 1:,}-{task.horizon:,} "
-                       "is above " + " and ".join(f"{o}'s" for o in others), verdict,
-                       "; ".join(f"ES++ - {o}: {g} points"
-                                 for o, g in zip(others, gaps, strict=True))))
+                       "is above " + " and ".join(f"{o}'s" for o in others),
+                       *above({f"ES++ - {o}": ("ES++", o) for o in others})))
     frozen = [k for k in runner.config.mod_frozen if f"{k} frozen" in acc]
     if frozen:
-        verdict, gaps = above([(k, f"{k} frozen") for k in frozen])
         claims.append((title + "fine-tuning the backbone beats freezing it (accuracy, last "
-                       "fifth)", verdict, "; ".join(f"{k}: {g} points"
-                                                    for k, g in zip(frozen, gaps, strict=True))))
+                       "fifth)", *above({k: (k, f"{k} frozen") for k in frozen})))
     if "ES++" in moderation:
         best = min(rate for _, rate in always_rates(runner).values()) * task.horizon
         es = C.final_regret(moderation["ES++"])
@@ -901,7 +878,7 @@ def draw(runner: Runner, panels: Panels):
     a.minorticks_off()
     jb.plot_regret({f"C = {c:,}": r for c, r in panels.buffers.items()}, ax=next(ax),
                    title=f"Fig. 11: buffer ({runner.tasks[config.buffer_task].short})")
-    for name, field, _ in ABLATIONS:
+    for name, field, *_ in ABLATIONS:
         draw_laws(next(ax), field, panels.ablations[name])
     jb.plot_regret(panels.lmc, ax=next(ax), title="App. F.2: vector-quadratic")
     draw_costs(next(ax), panels.costs)

@@ -25,8 +25,8 @@ from jaxbandits.agents import theory_perturb_std
 NAME = "lee_oh_demo"
 TITLE = "Lee & Oh linear ensemble sampling: a demonstration (the paper has no experiments)"
 CALIBRATIONS = ("theory", "practical")
-#: an independent NumPy implementation's numbers (d = 5, K = 20, T = 1000, sigma = 0.5, 40 seeds):
-#: ES m = 1, 10, 100, ES-RR, LinPHE, LinTS, LinUCB
+#: an independent NumPy implementation's numbers (d = 5, K = 20, T = 1000, sigma = 0.5, 40 seeds)
+REFERENCE_KEYS = (1, 10, 100, "ES-RR", "LinPHE", "LinTS", "LinUCB")  # ES by m, then the agents
 REFERENCE = {
     "theory": ["230 ± 28", "230 ± 9", "270 ± 7", "272 ± 7", "277 ± 8", "273 ± 7", "78 ± 2"],
     "practical": ["187 ± 26", "33 ± 7", "27 ± 2", "28 ± 2", "30 ± 2", "26 ± 1", "—"],
@@ -80,10 +80,6 @@ SCALES = {
 }
 
 
-def make_env(dim: int, num_arms: int, noise_std: float):
-    return jb.make_env("linear", dim=dim, num_arms=num_arms, noise_std=noise_std)
-
-
 def build_agent(name: str, config: Config, horizon: int, size: int = 0):
     """``(agent, field)``: the agent and the numeric field carrying sigma_R (or None)."""
     phe = {"reg": config.reg, "prior_scale": 1.0}
@@ -96,8 +92,6 @@ def build_agent(name: str, config: Config, horizon: int, size: int = 0):
         "LinUCB": ("lin-ucb", {"reg": config.reg, "noise_std": config.noise_std, "delta":
                                config.delta, "param_bound": config.param_bound,
                                "explore_scale": 1.0})}
-    if name not in agents:
-        raise ValueError(f"unknown agent {name!r}")
     registry, fields = agents[name]
     return jb.make_agent(registry, **fields), {"LinTS": "noise_std", "LinUCB": None}.get(
         name, "perturb_std")
@@ -120,7 +114,8 @@ def beta(config: Config, dim: int, horizon: int) -> float:
 
 def run_reference(config: Config, key, progress: bool | None, log) -> dict:
     """The Prop. 2 and ensemble-size parts: ``{agent: {calibration: Result}}`` (ES by m)."""
-    env = make_env(config.dim, config.num_arms, config.noise_std)
+    env = jb.make_env("linear", dim=config.dim, num_arms=config.num_arms,
+                      noise_std=config.noise_std)
     scales = [beta(config, config.dim, config.horizon), config.noise_std]
     options = C.config_options(config, progress=progress)
     out: dict = {"scales": dict(zip(CALIBRATIONS, scales, strict=True)), "ES": {}}
@@ -134,15 +129,14 @@ def run_reference(config: Config, key, progress: bool | None, log) -> dict:
             result.name = f"ES m={m}, {cal}"
     log(f"ensemble size: ES m in {list(config.ensemble_sizes)} (compile "
         f"{sum(out['ES'][m]['theory'].compile_time for m in config.ensemble_sizes):.1f} s)")
-    for name in ("ES-RR", "LinPHE-buffer", "LinPHE", "LinTS", "LinUCB"):
-        if name == "LinPHE" and not config.per_arm_phe:
-            out[name] = out["LinPHE-buffer"]
-            continue
+    # without per-arm statistics LinPHE is Prop. 2's (the buffer of T rounds)
+    for name in ("ES-RR", "LinPHE-buffer", *["LinPHE"] * config.per_arm_phe, "LinTS", "LinUCB"):
         agent, field = build_agent(name, config, config.horizon)
         results = run_scales(env, agent, field, scales, key, config.horizon, config.num_runs,
                              **options)
         log(f"ensemble size: {name} (compile {results[0].compile_time:.1f} s)")
         out[name] = dict(zip(CALIBRATIONS, results, strict=True))
+    out.setdefault("LinPHE", out["LinPHE-buffer"])
     return out
 
 
@@ -153,7 +147,8 @@ def run_scaling(config: Config, key, progress: bool | None, log) -> dict:
     options = C.config_options(config, horizons, progress, horizon=horizons[-1])
     out = {}
     for d in config.scaling_dims:
-        env = make_env(d, config.scaling_arms, config.noise_std)
+        env = jb.make_env("linear", dim=d, num_arms=config.scaling_arms,
+                          noise_std=config.noise_std)
         scales = [beta(config, d, t) for t in horizons] + [config.noise_std]
         for name in config.scaling_agents:
             agent, field = build_agent(name, config, horizons[-1], config.scaling_size)
@@ -169,8 +164,8 @@ def scaled_regret(scaling: dict, name: str, d: int, calibration: str,
                   horizon: int) -> np.ndarray:
     """``(runs,)`` regret at T = ``horizon`` with the calibration of that horizon."""
     entry = scaling[(name, d)]
-    result = entry["theory"][horizon] if calibration == "theory" else entry["practical"]
-    return C.final_regret(result, step=horizon)
+    return C.final_regret(entry["theory"][horizon] if calibration == "theory"
+                          else entry["practical"], step=horizon)
 
 
 def loglog_slope(x: Sequence[float], y: Sequence[float]) -> float:
@@ -183,14 +178,19 @@ def loglog_slope(x: Sequence[float], y: Sequence[float]) -> float:
 def curve(scaling: dict, config: Config, name: str, cal: str, against: str):
     """``(xs, mean regrets)`` against T (at ``t_scaling_dim``) or d (at ``d_scaling_horizon``);
     None when not run."""
-    if against == "T":
-        d, xs = config.t_scaling_dim, sorted(config.scaling_horizons)
-        if (name, d) not in scaling:
-            return None
-        return xs, [scaled_regret(scaling, name, d, cal, t).mean() for t in xs]
-    xs = sorted(config.scaling_dims)
-    return xs, [scaled_regret(scaling, name, d, cal, config.d_scaling_horizon).mean()
-                for d in xs]
+    points = ([(config.t_scaling_dim, t) for t in sorted(config.scaling_horizons)]
+              if against == "T" else
+              [(d, config.d_scaling_horizon) for d in sorted(config.scaling_dims)])
+    if any((name, d) not in scaling for d, _ in points):
+        return None
+    return ([t if against == "T" else d for d, t in points],
+            [scaled_regret(scaling, name, d, cal, t).mean() for d, t in points])
+
+
+def series(config: Config) -> list[tuple[str, str]]:
+    """The scaling part's ``(agent, calibration)`` (LinUCB: one, it has no calibration)."""
+    return [(name, cal) for name in config.scaling_agents for cal in CALIBRATIONS
+            if name != "LinUCB" or cal == "theory"]
 
 
 def label(name: str, config: Config) -> str:
@@ -207,12 +207,12 @@ def reference_comparable(ref: dict, config: Config) -> bool:
 def reference_table(ref: dict, config: Config) -> C.Table:
     """The demonstration's table: mean ± s.e. of the final regret, one row per calibration."""
     sizes = [m for m in (1, 10, 100) if m in ref["ES"]] or list(ref["ES"])[:3]
+    columns = [ref["ES"][m] for m in sizes] + [ref[n] for n in ("ES-RR", "LinPHE", "LinTS")]
     rows = []
     for cal, scale in ref["scales"].items():
         rows.append((f"theory, σ_R = β_T = {scale:.2f}" if cal == "theory"
                      else f"practical, σ_R = σ = {scale:g}",
-                     *[C.fmt_se(C.final_regret(ref["ES"][m][cal])) for m in sizes],
-                     *[C.fmt_se(C.final_regret(ref[n][cal])) for n in ("ES-RR", "LinPHE", "LinTS")],
+                     *[C.fmt_se(C.final_regret(by_cal[cal])) for by_cal in columns],
                      C.fmt_se(C.final_regret(ref["LinUCB"][cal])) if cal == "theory" else "—"))
         if reference_comparable(ref, config):
             rows.append((f"{cal} (NumPy reference)", *REFERENCE[cal]))
@@ -235,13 +235,12 @@ def equivalence_stats(ref: dict, cal: str) -> tuple[int, int, float]:
 
 
 def equivalence_table(ref: dict, config: Config) -> C.Table:
-    stats = {cal: equivalence_stats(ref, cal) for cal in CALIBRATIONS}
     return C.table(
         f"Prop. 2: ES (m = T = {config.horizon}, round robin) vs LinPHE (buffer T)",
         ["calibration", "runs with identical curves", "max |difference|", "ES-RR", "LinPHE"],
         [(cal, f"{agree} / {runs}", f"{worst:.3g}", C.fmt_ci(C.final_regret(ref["ES-RR"][cal])),
           C.fmt_ci(C.final_regret(ref["LinPHE-buffer"][cal])))
-         for cal, (agree, runs, worst) in stats.items()],
+         for cal in CALIBRATIONS for agree, runs, worst in [equivalence_stats(ref, cal)]],
         "Same keys: member t of ES and round t of LinPHE read the same perturbations. Identical: "
         "every recorded regret within 1e-3 (relative).")
 
@@ -249,8 +248,7 @@ def equivalence_table(ref: dict, config: Config) -> C.Table:
 def ensemble_size_table(ref: dict, config: Config) -> C.Table:
     rows = {f"m = {m}": ref["ES"][m] for m in sorted(ref["ES"])}
     rows |= {f"m = T = {config.horizon} (round robin)": ref["ES-RR"], "LinPHE": ref["LinPHE"],
-             "LinTS": ref["LinTS"], "LinUCB": dict.fromkeys(CALIBRATIONS,
-                                                             ref["LinUCB"]["theory"])}
+             "LinTS": ref["LinTS"], "LinUCB": dict.fromkeys(CALIBRATIONS, ref["LinUCB"]["theory"])}
     return C.table(f"Ensemble size: ES final regret against m (mean ± 95% CI, "
                    f"T = {config.horizon})", ["m", *CALIBRATIONS],
                    [(name, *[C.fmt_ci(C.final_regret(by_cal[c])) for c in CALIBRATIONS])
@@ -273,92 +271,77 @@ def scaling_table(scaling: dict, config: Config) -> C.Table:
         [(label(name, config), cal if name != "LinUCB" else "—", slope(name, cal, "T"),
           slope(name, cal, "d"),
           C.fmt_ci(scaled_regret(scaling, name, dims[-1], cal, config.d_scaling_horizon)))
-         for name in config.scaling_agents
-         for cal in (CALIBRATIONS if name != "LinUCB" else ("theory",))],
+         for name, cal in series(config)],
         f"{config.scaling_runs} runs per point; at the theory calibration each T has its own "
         "beta_T.")
 
 
 def check_claims(ref: dict, scaling: dict, config: Config) -> list[tuple[str, bool | None, str]]:
-    claims = []
-    stats = {cal: {k: C.mean_se(C.final_regret(by[cal]))
-                   for k, by in [*ref["ES"].items(),
-                                 *((n, ref[n]) for n in ("ES-RR", "LinPHE", "LinTS", "LinUCB"))]}
-             for cal in CALIBRATIONS}
-    mean = {cal: {k: v[0] for k, v in s.items()} for cal, s in stats.items()}
-    se = {cal: {k: v[1] for k, v in s.items()} for cal, s in stats.items()}
+    mean, se = ({cal: {k: C.mean_se(C.final_regret(by_cal[cal]))[i]
+                       for k, by_cal in [*ref["ES"].items(), *((n, ref[n]) for n in (
+                           "ES-RR", "LinPHE", "LinTS", "LinUCB"))]} for cal in CALIBRATIONS}
+                for i in (0, 1))
+    theory, practical = mean["theory"], mean["practical"]
 
     def name(k):
         return k if isinstance(k, str) else f"ES m={k}"
 
-    agree = [equivalence_stats(ref, cal) for cal in CALIBRATIONS]
-    claims.append(("Prop. 2: ES with m = T and round robin is LinPHE, run by run",
-                   all(a == n for a, n, _ in agree),
-                   ", ".join(f"{c}: {a}/{n} runs identical" for c, (a, n, _) in
-                             zip(CALIBRATIONS, agree, strict=True))))
-    probe = [k for k in (10, "LinPHE", "LinTS") if k in mean["theory"]]
-    ratios = {k: mean["theory"][k] / mean["practical"][k] for k in probe}
+    agree = {cal: equivalence_stats(ref, cal) for cal in CALIBRATIONS}
+    claims = [("Prop. 2: ES with m = T and round robin is LinPHE, run by run",
+               all(a == n for a, n, _ in agree.values()),
+               ", ".join(f"{c}: {a}/{n} runs identical" for c, (a, n, _) in agree.items()))]
+    probe = [k for k in (10, "LinPHE", "LinTS") if k in theory]
+    ratios = {k: theory[k] / practical[k] for k in probe}
     claims.append(("the theory calibration over-explores (regret >= 3x the practical one)",
                    all(r >= 3 for r in ratios.values()),
                    ", ".join(f"{name(k)}: x{r:.1f}" for k, r in ratios.items())))
-    practical = mean["practical"]
     if 1 in practical and 10 in practical:
         claims.append(("practical calibration: ES with m = 1 is much worse than m = 10 "
                        "(>= 1.5x)", practical[1] / practical[10] >= 1.5,
                        f"{practical[1]:.0f} ± {se['practical'][1]:.0f} vs "
                        f"{practical[10]:.0f} ± {se['practical'][10]:.0f} (s.e.)"))
     large = [k for k in (10, 50, 100, "ES-RR", "LinPHE") if k in practical]
-    ts_m, ts_se = practical["LinTS"], se["practical"]["LinTS"]
-    close = {k: abs(practical[k] - ts_m) <= max(2 * np.hypot(se["practical"][k], ts_se),
-                                                 0.3 * ts_m) for k in large}
+    ts, ts_se = practical["LinTS"], se["practical"]["LinTS"]
+    close = [abs(practical[k] - ts) <= max(2 * np.hypot(se["practical"][k], ts_se), 0.3 * ts)
+             for k in large]
     claims.append(("practical calibration: ES (m >= 10, m = T), LinPHE and LinTS agree "
-                   "(within 2 combined s.e. or 30%)", all(close.values()) if close else None,
+                   "(within 2 combined s.e. or 30%)", all(close) if close else None,
                    ", ".join(f"{k if isinstance(k, str) else f'm={k}'}: {practical[k]:.1f}"
-                             for k in large) + f" vs LinTS {ts_m:.1f}"))
-    sampling_theory = min(mean["theory"][k] for k in probe)
+                             for k in large) + f" vs LinTS {ts:.1f}"))
+    sampling_theory = min(theory[k] for k in probe)
     sampling_practical = max(practical[k] for k in probe)
-    ucb = mean["theory"]["LinUCB"]
+    ucb = theory["LinUCB"]
     claims.append(("ordering: LinUCB < sampling methods at the theory calibration, and "
                    "sampling methods (practical) < LinUCB",
                    ucb < sampling_theory and sampling_practical < ucb,
                    f"LinUCB {ucb:.0f}; sampling theory >= {sampling_theory:.0f}, "
                    f"practical <= {sampling_practical:.0f}"))
-    theory = mean["theory"]
     if 10 in theory and 100 in theory:
         claims.append(("theory calibration: no improvement with m (m = 10 not worse than "
-                       "m = 100; reference 230 vs 270)", theory[10] <= theory[100] + 2 * np.hypot(
-                           se["theory"][10], se["theory"][100]),
+                       "m = 100; reference 230 vs 270)", theory[10] <= theory[100]
+                       + 2 * np.hypot(se["theory"][10], se["theory"][100]),
                        f"{theory[10]:.0f} vs {theory[100]:.0f}"))
     if reference_comparable(ref, config):
-        keys, off = [1, 10, 100, "ES-RR", "LinPHE", "LinTS", "LinUCB"], []
-        for cal in CALIBRATIONS:
-            for k, cell in zip(keys, REFERENCE[cal], strict=True):
-                if cell == "—":
-                    continue
-                ref_mean, ref_se = (float(x) for x in cell.split("±"))
-                if abs(mean[cal][k] - ref_mean) > 3 * np.hypot(se[cal][k], ref_se):
-                    off.append(f"{cal} {name(k)}: {mean[cal][k]:.0f} vs {cell}")
+        cells = [(cal, k, cell, *map(float, cell.split("±"))) for cal in CALIBRATIONS
+                 for k, cell in zip(REFERENCE_KEYS, REFERENCE[cal], strict=True) if cell != "—"]
+        off = [f"{cal} {name(k)}: {mean[cal][k]:.0f} vs {cell}" for cal, k, cell, m, s in cells
+               if abs(mean[cal][k] - m) > 3 * np.hypot(se[cal][k], s)]  # s: the reference's s.e.
         claims.append(("the NumPy reference numbers are matched (every cell within 3 "
                        "combined s.e.)", not off,
                        "cells off: " + "; ".join(off) if off else "all 13 cells agree"))
-    horizons, dims = sorted(config.scaling_horizons), sorted(config.scaling_dims)
-    if ("ES", config.t_scaling_dim) in scaling and len(horizons) > 1:
-        slopes = {cal: loglog_slope(*curve(scaling, config, "ES", cal, "T"))
-                  for cal in CALIBRATIONS}
-        per_round = np.divide(curve(scaling, config, "ES", "practical", "T")[1], horizons)
+    for against, xs in (("T", config.scaling_horizons), ("d", config.scaling_dims)):
+        if len(xs) < 2 or curve(scaling, config, "ES", "theory", against) is None:
+            continue  # ES's scaling, once it has two points
+        xy = {cal: curve(scaling, config, "ES", cal, against) for cal in CALIBRATIONS}
+        slopes = {cal: loglog_slope(*points) for cal, points in xy.items()}
+        evidence = f"slopes practical {slopes['practical']:.2f}, theory {slopes['theory']:.2f}"
+        xs, ys = xy["practical"]
         claims.append(("scaling: ES regret is sublinear in T (log-log slope < 0.8, R(T)/T "
-                       "decreasing, practical)",
-                       slopes["practical"] < 0.8 and all(np.diff(per_round) < 0),
-                       f"slopes practical {slopes['practical']:.2f}, theory "
-                       f"{slopes['theory']:.2f}"))
-    if ("ES", dims[-1]) in scaling and len(dims) > 1:
-        by_d = {cal: curve(scaling, config, "ES", cal, "d")[1] for cal in CALIBRATIONS}
-        slopes = {cal: loglog_slope(dims, by_d[cal]) for cal in CALIBRATIONS}
-        claims.append(("scaling: ES regret increases with d, exponent <= 1.7",
-                       all(np.all(np.diff(by_d[c]) > 0) and slopes[c] <= 1.7
-                           for c in CALIBRATIONS),
-                       f"slopes practical {slopes['practical']:.2f}, theory "
-                       f"{slopes['theory']:.2f}"))
+                       "decreasing, practical)", slopes["practical"] < 0.8
+                       and all(np.diff(np.divide(ys, xs)) < 0), evidence) if against == "T" else
+                      ("scaling: ES regret increases with d, exponent <= 1.7",
+                       all(np.all(np.diff(xy[c][1]) > 0) and slopes[c] <= 1.7
+                           for c in CALIBRATIONS), evidence))
     return claims
 
 
@@ -373,8 +356,8 @@ def draw(ref: dict, scaling: dict, config: Config):
                  "Prop. 2, run by run", legend=8)
     ax, sizes = axes[0, 1], sorted(ref["ES"]) + [config.horizon]  # ensemble size
     for cal in CALIBRATIONS:
-        stats = np.array([C.mean_ci(C.final_regret(ref["ES"][m][cal])) for m in sizes[:-1]]
-                         + [C.mean_ci(C.final_regret(ref["ES-RR"][cal]))])
+        stats = np.array([C.mean_ci(C.final_regret(by_cal[cal]))
+                          for by_cal in [*(ref["ES"][m] for m in sizes[:-1]), ref["ES-RR"]]])
         (line,) = ax.plot(sizes, stats[:, 0], marker="o", label=f"ES, {cal}")
         ax.fill_between(sizes, stats[:, 0] - stats[:, 1], stats[:, 0] + stats[:, 1],
                         color=line.get_color(), alpha=0.15, linewidth=0)
@@ -388,13 +371,12 @@ def draw(ref: dict, scaling: dict, config: Config):
                  f"(d = {config.dim}, K = {config.num_arms})", which="both", log="xy")
     ax.legend(fontsize=6, ncol=2)
     for ax, against in ((axes[0, 2], "T"), (axes[1, 0], "d")):  # scaling
-        for name in config.scaling_agents:
-            for cal, style in zip(CALIBRATIONS, ("--", "-"), strict=True):
-                xy = curve(scaling, config, name, cal, against)
-                if xy is None or (name == "LinUCB" and cal == "practical"):
-                    continue
+        for name, cal in series(config):
+            xy = curve(scaling, config, name, cal, against)
+            if xy is not None:
                 shown = label(name, config) + ("" if name == "LinUCB" else f", {cal}")
-                ax.plot(*xy, style, marker="o", label=f"{shown} ({loglog_slope(*xy):.2f})")
+                ax.plot(*xy, "--" if cal == "theory" else "-", marker="o",
+                        label=f"{shown} ({loglog_slope(*xy):.2f})")
         ticks = sorted(config.scaling_horizons if against == "T" else config.scaling_dims)
         C.style_axes(ax, "horizon T" if against == "T" else "dimension d", "mean regret",
                      f"Scaling: regret against T (d = {config.t_scaling_dim}, K = "

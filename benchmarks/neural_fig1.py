@@ -25,7 +25,8 @@ TITLE = ("Anytime ensemble sampling, Figure 1 distance / quadratic bandits (Neur
 @dataclasses.dataclass(frozen=True)
 class Config:
     """Sizes of one scale: d, K, T, instances, the networks' N and L (paper: 20, 3), the DT
-    T_0, the Neural-UCB / TS ``explore_scale`` grid, the panels, Fig. 2(d)'s ``(L, N)`` grid."""
+    T_0, the Neural-UCB / TS ``explore_scale`` grid, the panels, Fig. 2(d)'s ``(L, N)`` grid;
+    the warm-up tau = K (Neural-ES and its baselines pull each arm once)."""
 
     dim: int
     num_arms: int
@@ -39,11 +40,6 @@ class Config:
     nets: tuple[tuple[int, int], ...] = ((2, 10), (3, 10), (3, 20), (3, 50), (5, 20))
     chunk_size: int = 300
     num_records: int = 40
-
-    @property
-    def warmup(self) -> int:
-        """tau = K: Neural-ES and its baselines pull each arm once."""
-        return self.num_arms
 
 
 SCALES = {
@@ -78,7 +74,7 @@ def neural_panel(name: str, config: Config) -> C.Panel:
         A.dt_entry("Neural-ES", dt, config),
         A.tuned("Neural-UCB", jb.make_agent("neural-ucb", **net), config.nn_scales),
         A.tuned("Neural-TS", jb.make_agent("neural-ts", **net), config.nn_scales)),
-        "Neural-ES", warmup=config.warmup)
+        "Neural-ES", warmup=config.num_arms)
 
 
 #: panel name -> builder ``(config, solver) -> Panel``, as ``anytime_fig1.PANELS``
@@ -102,18 +98,13 @@ def run(config: Config, key, progress: bool | None = False
     compilation per (L, N); the baseline is the quadratic panel's Neural-ES)."""
     panels = {name: C.run_panel(build(config, "gd"), key, config, progress)
               for name, build in C.builders(PANELS, config.panels).items()}
-    nets: dict[tuple[int, int], Result] = {}
     base = panels["quadratic"].curves["Neural-ES"] if "quadratic" in panels else None
+    shared = (config.depth, config.width) if base is not None else None  # the Figure 1 run
     env = jb.make_env("quadratic", dim=config.dim, num_arms=config.num_arms, noise_std=0.5)
-    options = C.config_options(config, (config.warmup, *C.checkpoints(config.horizon,
-                                                                      config.warmup)), progress)
-    for depth, width in config.nets:
-        if base is not None and (depth, width) == (config.depth, config.width):
-            nets[depth, width] = base
-            continue
-        label = net_label(depth, width)
-        nets[depth, width] = jb.compare(env, {label: neural_es(config, width, depth)}, key,
-                                        config.horizon, config.num_runs, **options)[label]
+    grid = C.run_panel(C.Panel("Fig. 2(d)", env, tuple(
+        C.Entry(net_label(d, n), neural_es(config, n, d)) for d, n in config.nets
+        if (d, n) != shared), "", warmup=config.num_arms), key, config, progress)
+    nets = {k: base if k == shared else grid.curves[net_label(*k)] for k in config.nets}
     return panels, nets
 
 
@@ -166,7 +157,7 @@ def draw(panels: dict[str, C.PanelResult], nets: dict[tuple[int, int], Result], 
         base = (config.depth, config.width)
         C.draw_curves(axes[0][-1], {net_label(*k): res for k, res in nets.items()},
                       {net_label(*k): "baseline" if k == base else "dt" for k in nets},
-                      "Fig. 2(d): quadratic bandit, Neural-ES by (L, N)", config.warmup)
+                      "Fig. 2(d): quadratic bandit, Neural-ES by (L, N)", config.num_arms)
     return fig
 
 

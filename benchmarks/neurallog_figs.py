@@ -28,10 +28,8 @@ LABELS = {"ncbf-ucb": "NCBF-UCB", "logistic-ucb-1": "Log-UCB-1",
 LINEAR = ("logistic-ucb-1", "ada-ofu-ecolog")
 NEURALLOG_UCB = ("neurallog-ucb-1", "neurallog-ucb-2")
 TS = ("neurallog-ts-1", "neurallog-ts-2")
-OBD_AGENTS = ("ncbf-ucb", "logistic-ucb-1", "ada-ofu-ecolog", "neurallog-ucb-1",
-              "neurallog-ucb-2", "neurallog-ts-1", "neurallog-ts-2")  # Table 2's columns
-ALL_AGENTS = ("random", "logistic-ucb-1", "ada-ofu-ecolog", "ncbf-ucb", "neurallog-ucb-1",
-              "neurallog-ucb-2", "neurallog-ts-1", "neurallog-ts-2", "neural-ucb", "neural-ts")
+OBD_AGENTS = ("ncbf-ucb", *LINEAR, *NEURALLOG_UCB, *TS)  # Table 2's columns
+ALL_AGENTS = ("random", *LINEAR, "ncbf-ucb", *NEURALLOG_UCB, *TS, "neural-ucb", "neural-ts")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -129,28 +127,26 @@ def run_obd(config: Config, key,
     env = jb.make_env("obd-replay")
     options = C.config_options(config, progress=progress, horizon=config.obd_horizon)
     kappa0, bound0 = config.kappas[0], config.bounds[0]
-    rows: dict[tuple[str, float], dict[str, Result]] = {
-        **{("m", w): {} for w in config.widths}, **{("kappa", k): {} for k in config.kappas},
-        **{("S", s): {} for s in config.bounds}}
+    sweeps = {"m": config.widths, "kappa": config.kappas, "S": config.bounds}
+    rows: dict[tuple[str, float], dict[str, Result]] = {(s, v): {} for s in sweeps
+                                                        for v in sweeps[s]}
     for name in config.obd_agents:
         label = LABELS[name]
         agent = make_agent(name, config, config.obd_horizon, config.widths[0])
-        grid = {"kappa": list(config.kappas), "param_bound": list(config.bounds)}
-        swept = jb.sweep(env, agent, key, grid, config.obd_horizon, config.obd_runs, **options)
+        swept = jb.sweep(env, agent, key, {"kappa": list(config.kappas), "param_bound": list(
+            config.bounds)}, config.obd_horizon, config.obd_runs, **options)
         by_point = dict(zip(itertools.product(config.kappas, config.bounds), swept.values(),
                             strict=True))
         for kappa in config.kappas:
             rows["kappa", kappa][label] = by_point[kappa, bound0]
         for bound in config.bounds:
             rows["S", bound][label] = by_point[kappa0, bound]
-        for width in config.widths:
-            if width == config.widths[0] or name in LINEAR:  # no width: the default row
-                rows["m", width][label] = by_point[kappa0, bound0]
-                continue
-            wide = make_agent(name, config, config.obd_horizon, width, kappa=kappa0,
-                              param_bound=bound0)
-            rows["m", width][label] = jb.simulate(env, wide, key, config.obd_horizon,
-                                                  config.obd_runs, name=label, **options)
+        for width in config.widths:  # the first width, or none (linear): the default row
+            default = width == config.widths[0] or name in LINEAR
+            rows["m", width][label] = by_point[kappa0, bound0] if default else jb.simulate(
+                env, make_agent(name, config, config.obd_horizon, width, kappa=kappa0,
+                                param_bound=bound0), key, config.obd_horizon, config.obd_runs,
+                name=label, **options)
     return rows
 
 
@@ -223,14 +219,13 @@ def figure_claims(results: dict[str, C.PanelResult]) -> list[tuple[str, bool | N
     claims = []
     for title, result in results.items():
         curves = short(result)
-        learners = {k: v for k, v in curves.items() if k != "random"}
         if "NL-UCB-2" in curves:
-            best = min(learners, key=lambda k: C.mean_final(learners[k]))
+            best = min((k for k in curves if k != "random"), key=lambda k: C.mean_final(curves[k]))
             gap, half = C.paired_gap(C.final_regret(curves["NL-UCB-2"]),
-                                     C.final_regret(learners[best]))
+                                     C.final_regret(curves[best]))
             claims.append((f"[Figs. 1-2] NL-UCB-2 is lowest or within its CI of the lowest on "
                            f"{title}", C.decide(best == "NL-UCB-2", gap - half > 0),
-                           f"lowest {best} {C.mean_final(learners[best]):.1f}, "
+                           f"lowest {best} {C.mean_final(curves[best]):.1f}, "
                            f"NL-UCB-2 {C.mean_final(curves['NL-UCB-2']):.1f}, paired gap "
                            f"{gap:+.1f} ± {half:.1f}"))
         lin = [LABELS[n] for n in LINEAR if LABELS[n] in curves]
