@@ -11,16 +11,16 @@ import json
 import shutil
 from pathlib import Path
 
-import jax
 import numpy as np
 import pytest
+from numbers_kept_cases import same_streams
 
 import jaxbandits as jb
 
 LEGACY = Path(__file__).resolve().parent / "data" / "legacy"
 EXPECTED = np.load(LEGACY / "expected_regret.npy")
 _META = json.loads((LEGACY.parent / "numbers_kept.json").read_text())
-SAME_STREAMS = (jax.__version__, jax.default_backend()) == (_META["jax"], _META["backend"])
+SAME_STREAMS = same_streams(_META)
 ENV = jb.make_env("linear", dim=3, num_arms=4)
 AGENT = jb.make_agent("lin-ts")
 KW = dict(horizon=20, num_runs=3, chunk_size=10, block_runs=2, record="all", progress=False)
