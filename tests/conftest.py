@@ -52,24 +52,40 @@ def pytest_addoption(parser):
 
 @pytest.hookimpl(tryfirst=True, optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
-    """Under ``-n`` (pytest-xdist's default ``load``), a reproduction module's tests run on one
-    worker, one after the other; every other test is a unit of its own, handed to whichever
-    worker runs low first.
+    """Under ``-n`` (pytest-xdist's default ``load``), the tests of a module that shares work
+    between them run on one worker, one after the other; every other test is a unit of its own,
+    handed to whichever worker runs low first. A module shares work when it is a reproduction
+    or defines a module-scoped fixture.
 
     A reproduction's notebook replays its scripts' tiny experiments: in the scripts' process it
     reuses their compiled programs (8 s), on the other worker at the same time it compiles them
-    all again (68 s on 2 cores). xdist's ``xdist_group`` mark would say this, but on pytest 9.2
-    its ``loadgroup`` scheduler no longer sees the groups (reported to pytest-xdist as #1386)."""
+    all again (68 s on 2 cores). A module-scoped fixture split over two workers is built twice
+    (the tier check's three collections: 48 s on each worker). xdist's ``xdist_group`` mark
+    would say this, but on pytest 9.2 its ``loadgroup`` scheduler no longer sees the groups
+    (reported to pytest-xdist as #1386)."""
     if config.getvalue("dist") != "load":
         return None
     from xdist.scheduler import LoadScopeScheduling
 
-    class ReproductionModulesTogether(LoadScopeScheduling):
+    together = modules_run_together(Path(config.rootpath))
+
+    class SharingModulesTogether(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             path = nodeid.split("::", 1)[0]
-            return path if Path(path).name.startswith("test_reproduce_") else nodeid
+            return path if path in together else nodeid
 
-    return ReproductionModulesTogether(config, log)
+    return SharingModulesTogether(config, log)
+
+
+def modules_run_together(root: Path) -> set[str]:
+    """The test modules (paths relative to ``root``) whose tests run on one worker: the
+    reproductions, and every module that defines a module-scoped fixture."""
+    found = set()
+    for path in sorted((root / "tests").glob("test_*.py")):
+        if (path.name.startswith("test_reproduce_")
+                or 'fixture(scope="module")' in path.read_text()):
+            found.add(path.relative_to(root).as_posix())
+    return found
 
 
 def _names_tests(config) -> bool:

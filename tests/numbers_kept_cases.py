@@ -28,16 +28,20 @@ META = "numbers_kept.json"
 DATA = Path(__file__).resolve().parent / "data"
 HORIZON, NUM_RUNS, BLOCK_RUNS, KEY = 24, 3, 2, 7
 
-# The conformance suite's tiny environments and cheaper agent settings.
-_TINY = {
+# Tiny environments, one per action kind, and cheaper agent settings: these cases' and the
+# conformance suite's (whose learning check plays these very programs for longer).
+TINY_ENVS = {
     "index": lambda: jb.make_env("linear", dim=3, num_arms=5),
     "vector": lambda: jb.make_env("linear-sphere", dim=3),
     "pair": lambda: jb.make_env("dueling-synthetic", utility="linear", dim=3, num_arms=4),
 }
+# The neural dueling agents learn on the square task (which no linear model fits).
 _NEURAL_PAIR = lambda: jb.make_env("dueling-square", dim=3, num_arms=4)  # noqa: E731
 
 
-def _small(name: str) -> dict:
+def small_settings(name: str) -> dict:
+    """Cheaper settings for the costly agents at these tiny sizes (the contract is the same;
+    full defaults are exercised in each family's own tests)."""
     cls = AGENTS[name]
     if name in ("neural-es",):
         return dict(ensemble_size=5, num_grad_steps=10)
@@ -62,15 +66,18 @@ def _small(name: str) -> dict:
     return {}
 
 
+def tiny_case(name: str, kind: str) -> tuple[jb.Env, jb.Agent]:
+    """The agent ``name`` (:func:`small_settings`) on the tiny environment of ``kind``."""
+    neural_pair = kind == "pair" and name.startswith(("nvldb", "nldb", "ndb"))
+    env = _NEURAL_PAIR() if neural_pair else TINY_ENVS[kind]()
+    return env, jb.make_agent(name, **small_settings(name))
+
+
 def agent_cases() -> Iterator[tuple[str, Callable]]:
     for name, cls in AGENTS.items():
         for kind in cls.action_kinds:
-            if kind not in _TINY:
-                continue
-            neural_pair = kind == "pair" and name.startswith(("nvldb", "nldb", "ndb"))
-            make_env = _NEURAL_PAIR if neural_pair else _TINY[kind]
-            yield (f"agent:{name}:{kind}",
-                   lambda n=name, e=make_env: (e(), jb.make_agent(n, **_small(n))))
+            if kind in TINY_ENVS:
+                yield f"agent:{name}:{kind}", lambda n=name, k=kind: tiny_case(n, k)
 
 
 def env_cases() -> Iterator[tuple[str, Callable]]:

@@ -81,9 +81,10 @@ def test_a_named_file_runs_both_of_its_tiers(tiers):
     assert named == {node for node in tiers["all"] if node.startswith(mixed + "::")}
 
 
-def test_a_reproduction_module_is_one_scheduling_unit(pytestconfig, monkeypatch):
+def test_modules_that_share_work_are_one_scheduling_unit(pytestconfig, monkeypatch):
     """Under ``-n`` a reproduction module's tests go to one worker (its notebook test reuses its
-    scripts' compiled programs); every other test is a unit of its own."""
+    scripts' compiled programs), as do a module's tests that share a module-scoped fixture;
+    every other test is a unit of its own."""
     if not pytestconfig.pluginmanager.hasplugin("xdist"):
         pytest.skip("pytest-xdist is not active (-p no:xdist)")
     from conftest import pytest_xdist_make_scheduler
@@ -95,5 +96,7 @@ def test_a_reproduction_module_is_one_scheduling_unit(pytestconfig, monkeypatch)
     assert (split(f"{module}::test_neural_fig1_tiny")
             == split(f"{module}::test_neural_notebook_runs_at_tiny_sizes"))
     assert split("tests/test_layout.py::test_a") != split("tests/test_layout.py::test_b")
+    here = "tests/test_tiers.py"  # its three collections are a module-scoped fixture
+    assert split(f"{here}::test_a") == split(f"{here}::test_b")
     monkeypatch.setattr(pytestconfig.option, "dist", "loadfile")  # an explicit --dist wins
     assert pytest_xdist_make_scheduler(pytestconfig, None) is None
