@@ -5,6 +5,7 @@ UCB1 and Bernoulli Thompson sampling on held-out instances of its training distr
 
 from __future__ import annotations
 
+import jax
 import numpy as np
 import pytest
 
@@ -59,6 +60,19 @@ def test_neural_policy_meta_learns_without_error(mode):
     after = np.concatenate([np.ravel(v[-1]) for v in out.leaves.values()])
     assert np.all(np.isfinite(after)) and np.any(before != after)
     assert np.isfinite(out.eval_regret).all()
+
+
+def test_the_default_network_follows_the_float_mode():
+    """The default network is built once per float dtype: an agent made with x64 off after one
+    made with it on has float32 parameters (it had the cached float64 ones, and every act
+    warned that float64 was truncated)."""
+    with jax.enable_x64(True):
+        wide = jb.make_agent("neural-policy")
+    narrow = jb.make_agent("neural-policy")
+    assert {x.dtype for x in jax.tree.leaves(wide.params)} == {np.dtype("float64")}
+    assert {x.dtype for x in jax.tree.leaves(narrow.params)} == {np.dtype("float32")}
+    np.testing.assert_allclose(jax.tree.leaves(narrow.params)[0],
+                               jax.tree.leaves(wide.params)[0], rtol=1e-6)
 
 
 @pytest.mark.parametrize("overrides, match", [

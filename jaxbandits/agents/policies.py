@@ -139,8 +139,15 @@ def neural_policy_network(key: jax.Array | int = 0, hidden: tuple[int, ...] = (1
     return graphdef, params
 
 
-@functools.cache
 def _default_network():
+    """The default network, built once per float dtype (parameters made with x64 on are
+    float64, and a later agent made with it off must not get them)."""
+    return _default_network_in(float_dtype())
+
+
+@functools.cache
+def _default_network_in(dtype: jnp.dtype):
+    del dtype  # the cache key: neural_policy_network builds in float_dtype(), which it is
     return neural_policy_network(0)
 
 
