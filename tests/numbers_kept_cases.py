@@ -66,10 +66,14 @@ def small_settings(name: str) -> dict:
     return {}
 
 
+def is_neural_pair(name: str, kind: str) -> bool:
+    """Whether ``name`` plays pairs with a network (its tiny task is the square one)."""
+    return kind == "pair" and name.startswith(("nvldb", "nldb", "ndb"))
+
+
 def tiny_case(name: str, kind: str) -> tuple[jb.Env, jb.Agent]:
     """The agent ``name`` (:func:`small_settings`) on the tiny environment of ``kind``."""
-    neural_pair = kind == "pair" and name.startswith(("nvldb", "nldb", "ndb"))
-    env = _NEURAL_PAIR() if neural_pair else TINY_ENVS[kind]()
+    env = _NEURAL_PAIR() if is_neural_pair(name, kind) else TINY_ENVS[kind]()
     return env, jb.make_agent(name, **small_settings(name))
 
 

@@ -12,7 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from numbers_kept_cases import BLOCK_RUNS, TINY_ENVS, small_settings, tiny_case
+from numbers_kept_cases import BLOCK_RUNS, TINY_ENVS, is_neural_pair, small_settings, tiny_case
 from numbers_kept_cases import HORIZON as KEPT_HORIZON
 
 import jaxbandits as jb
@@ -91,8 +91,7 @@ def test_agent_beats_uniform_random(name, kind):
                          horizon=horizon, num_runs=16, block_runs=BLOCK_RUNS,
                          chunk_size=KEPT_HORIZON, record=list(range(stride, horizon + 1, stride)),
                          progress=False)
-    neural = kind == "pair" and name.startswith(("nvldb", "nldb", "ndb"))
-    margin = 0.85 if neural else 0.7
+    margin = 0.85 if is_neural_pair(name, kind) else 0.7
     assert results[name].final()[0] < margin * results["random"].final()[0]
 
 
