@@ -1,12 +1,11 @@
 """Neural agents (Neural-ES, NeuralUCB, NeuralTS) and the nonlinear environments.
 
 Tiny networks and horizons; each distinct agent configuration is one compilation. The orderings
-on ``quadratic``, the anytime wrapper and the throughput report are marked slow.
+on ``quadratic`` and the anytime wrapper are marked slow; the throughput at the paper's sizes is
+``benchmarks/throughput_neural.py``'s.
 """
 
 from __future__ import annotations
-
-import time
 
 import jax
 import jax.numpy as jnp
@@ -166,7 +165,7 @@ def test_nonlinear_environments():
 
 
 # ------------------------------------------------------------------------------------------------
-# Slow: orderings, the anytime wrapper, throughput.
+# Slow: orderings and the anytime wrapper (throughput: benchmarks/throughput_neural.py).
 
 
 @pytest.mark.slow
@@ -192,22 +191,3 @@ def test_neural_es_runs_under_the_doubling_trick():
     assert np.all(np.isfinite(result.cumulative_regret))
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("name", ["neural-es", "neural-ucb"])
-def test_throughput_report(name, capsys):
-    """Seed-steps per second at the paper's sizes (d = 20, K = 50, ``quadratic``, defaults),
-    training every round (``warmup=0``, so every measured round costs what a post-warm-up round
-    does). Printed, not asserted; compile time excluded (the second of two identical calls)."""
-    env = jb.make_env("quadratic")
-    agent = jb.make_agent(name, warmup=0)
-    horizon = 10
-    lines = []
-    for num_runs in (1, 10, 100):
-        jb.simulate(env, agent, 0, horizon=horizon, num_runs=num_runs, progress=False)
-        start = time.perf_counter()
-        jb.simulate(env, agent, 1, horizon=horizon, num_runs=num_runs, progress=False)
-        elapsed = time.perf_counter() - start
-        lines.append(f"{name}: {num_runs:>3} runs: {num_runs * horizon / elapsed:9.1f} "
-                     f"seed-steps/s ({elapsed / horizon * 1e3:.1f} ms per round)")
-    with capsys.disabled():
-        print("\n" + "\n".join(lines))
