@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -165,7 +166,7 @@ def make_agent(name: str, env, config: Config, horizon: int, **fields):
 def options(config: Config, horizon: int, include: Sequence[int] = (),
             progress: bool | None = False) -> dict:
     """The scale's chunk length, records and runs per block: one program for every horizon."""
-    return {**C.run_options(horizon, config.chunk_size, config.num_records, include, progress),
+    return {**C.config_options(config, include, progress, horizon),
             "block_runs": config.block_runs}
 
 
@@ -234,8 +235,8 @@ def table_setups(config: Config) -> dict[str, tuple[int, tuple[int, ...], int]]:
 
 def run(config: Config, key, progress: bool | None = False) -> Runs:
     """Every experiment of the scale, each stage announced with the time elapsed."""
-    start = C.timer()
-    stage = lambda name: print(f"[{C.timer() - start:6.0f} s] {name}", flush=True)
+    start = time.perf_counter()
+    stage = lambda name: print(f"[{time.perf_counter() - start:6.0f} s] {name}", flush=True)
     stage("Fig. 2 / E.1(a-c)")
     figure2 = run_figure2(config, key, progress)
     stage("Figs. E.5-E.7 (NLDB)")
@@ -325,11 +326,7 @@ def run_compute(config: Config, key, figure2, progress: bool | None = False) -> 
 def average(result: Result, step: int | None = None, metric: str = "regret") -> np.ndarray:
     """``(runs,)`` R(t)/t of ``metric`` at a recorded step (default T)."""
     step = step or result.horizon
-    values = result.cumulative_regret if metric == "regret" else result.metrics[metric]
-    index = np.flatnonzero(np.asarray(result.steps) == step)
-    if index.size == 0:
-        raise ValueError(f"step {step} was not recorded (recorded: {result.steps.tolist()})")
-    return np.asarray(values[:, index[0]], np.float64) / step
+    return C.final_regret(result, step, metric) / step
 
 
 def fmt(values: np.ndarray) -> str:

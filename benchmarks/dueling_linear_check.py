@@ -11,6 +11,8 @@ the differences: docs/guides/dueling.md. Not a test (minutes on a 2-core CPU)::
 
 from __future__ import annotations
 
+import time
+
 import jaxbandits as jb
 from benchmarks import framework as C
 from benchmarks.timing import cli, start
@@ -51,13 +53,13 @@ def main(argv=None) -> dict[str, dict[str, tuple[float, float]]]:
         agents = {label: jb.make_agent("random") if name == "random" else
                   jb.make_agent(name, env=env, horizon=args.horizon, **fields)
                   for label, (name, fields, _) in chosen.items()}
-        begin = C.timer()
+        begin = time.perf_counter()
         results = jb.compare(env, agents, args.seed, horizon=args.horizon,
                              num_runs=args.runs, progress=False)
         out[task] = {label: C.mean_se(C.final_regret(r) / args.horizon)
                      for label, r in results.items()}
         C.table(f"{task}: R(T)/T, T = {args.horizon}, {args.runs} runs "
-                f"({C.timer() - begin:.0f} s)",
+                f"({time.perf_counter() - begin:.0f} s)",
                 ["agent", "R(T)/T (mean ± s.e.)", "reference (authors' code)"],
                 ([label, "{:.3f} ± {:.3f}".format(*out[task][label]),
                   f"{REFERENCE[task][column]:.3f}" if column else ""]

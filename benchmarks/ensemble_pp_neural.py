@@ -16,6 +16,7 @@ import dataclasses
 import functools
 import itertools
 import math
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -237,8 +238,8 @@ class Runner:
         block_runs = math.ceil(t.num_runs / self.config.blocks)
         if task == "vector" and self.config.lmc_block_runs is not None:
             block_runs = self.config.lmc_block_runs
-        return {**C.run_options(t.horizon, self.config.chunk_size, self.config.num_records,
-                                include=marks, progress=self.progress), "block_runs": block_runs}
+        return {**C.config_options(self.config, marks, self.progress, horizon=t.horizon),
+                "block_runs": block_runs}
 
     def grid(self, task: str, label: str, field: str | None, values: Sequence[Any] = (None,),
              **fixed: Any) -> dict[Any, Result]:
@@ -282,11 +283,11 @@ def round_costs(env, agent, key: jax.Array, horizon: int, chunk: int) -> dict[st
     carry = jax.block_until_ready(play(env, agent, carry, end, end, steps, length=chunk))
     ends, ms = [], []
     for start in range(0, horizon, chunk):
-        t0 = C.timer()
+        t0 = time.perf_counter()
         carry = jax.block_until_ready(play(env, agent, carry, jnp.int32(start), end, steps,
                                            length=chunk))
         ends.append(min(start + chunk, horizon))
-        ms.append(1e3 * (C.timer() - t0) / (ends[-1] - start))
+        ms.append(1e3 * (time.perf_counter() - t0) / (ends[-1] - start))
     return {"steps": np.asarray(ends), "ms": np.asarray(ms),
             "regret": float(np.asarray(carry.cumulative)[0])}
 
@@ -349,11 +350,11 @@ def run_lmc(runner: Runner) -> tuple[dict[str, Result], dict[str, dict[str, np.n
     results = {label: runner.one("vector", label) for label in runner.config.lmc_agents}
     horizon, costs = runner.tasks["vector"].horizon, {}
     for label in (k for k in ("ES++", LMC) if k in results):
-        start = C.timer()
+        start = time.perf_counter()
         costs[label] = round_costs(runner.env("vector"), runner.agent("vector", label),
                                    runner.key, horizon, runner.config.time_chunk)
         runner.log(f"vector: timed {label} over {horizon} rounds, 1 run: "
-                   f"{C.timer() - start:.1f} s")
+                   f"{time.perf_counter() - start:.1f} s")
     return results, costs
 
 
@@ -407,9 +408,8 @@ def late_rate(result: Result) -> np.ndarray:
 
 def accuracy(result: Result, start: int = 0) -> np.ndarray:
     """``(runs,)`` the fraction of optimal actions in rounds ``start + 1 .. T`` (moderation)."""
-    correct, steps = np.asarray(result.metrics["correct"], np.float64), np.asarray(result.steps)
-    before = correct[:, int(np.flatnonzero(steps == start)[0])] if start else 0.0
-    return (correct[:, -1] - before) / (steps[-1] - start)
+    before = C.final_regret(result, start, "correct") if start else 0.0
+    return (C.final_regret(result, metric="correct") - before) / (result.horizon - start)
 
 
 def group_verdict(finals: Mapping[str, np.ndarray], good: Sequence[str],
@@ -586,7 +586,7 @@ def moderation_table(runner: Runner, moderation, note: str | None) -> C.Table:
     task, late = runner.tasks["moderation"], late_start(runner.tasks["moderation"].horizon)
     rows = [("not run", "—", "—", "—", "—")] if note else [
         (label, C.fmt_ci(C.final_regret(r)), C.fmt_ci(accuracy(r)), C.fmt_ci(accuracy(r, late)),
-         f"{(np.asarray(r.metrics['blocked'], np.float64)[:, -1] / task.horizon).mean():.2f}")
+         f"{(C.final_regret(r, metric='blocked') / task.horizon).mean():.2f}")
         for label, r in moderation.items()] + [
         (policy, f"{rate * task.horizon:.1f}", f"{acc:.2f}", f"{acc:.2f}",
          "1.00" if policy == "always block" else "0.00")

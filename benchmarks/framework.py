@@ -120,7 +120,7 @@ class Run:
 
     def log(self, message: str) -> None:
         """Prints ``message`` with the seconds elapsed."""
-        print(f"  [{timer() - self.start:4.0f} s] {message}", flush=True)
+        print(f"  [{time.perf_counter() - self.start:4.0f} s] {message}", flush=True)
 
 
 class Page(NamedTuple):
@@ -141,15 +141,15 @@ def script(name: str, title: str, scales: Mapping[str, Any], argv: Sequence[str]
     ``<out>/<name>.png`` and ``.md`` (default ``out``: ``results/reproduce/<name>/``)."""
     args = parse_args(name, doc or title, argv, options=options)
     config = configure(scales, args)
-    out = Path(args.out) if args.out is not None else Path("results") / "reproduce" / name
+    out = args.out or Path("results") / "reproduce" / name
     out.mkdir(parents=True, exist_ok=True)
     run = Run(args, config, out, jax.random.key(args.seed),
-              False if args.no_progress else None, timer())
+              False if args.no_progress else None, time.perf_counter())
     print(f"{title}\nscale {args.scale}: {config}", flush=True)
     page = body(run)
     figure = save_figure(page.figure, out / f"{name}.png")
     intro = f"{describe(doc)}\n\nScale `{args.scale}`, seed {args.seed}: {page.intro}"
-    seconds = timer() - run.start
+    seconds = time.perf_counter() - run.start
     command = " ".join(["python", "-m", f"benchmarks.{name}", *map(shlex.quote, args.argv)])
     markdown = write_report(out / f"{name}.md", title, intro, page.tables, page.claims, figure,
                             command, seconds)
@@ -487,9 +487,8 @@ def run_panel(panel: Panel, key: jax.Array, config: Any,
               progress: bool | None = False) -> PanelResult:
     """Every entry of ``panel`` on the same instances at ``config``'s sizes, one program per
     entry, the :func:`checkpoints` recorded."""
-    options = run_options(config.horizon, config.chunk_size, config.num_records,
-                          include=(panel.warmup, *checkpoints(config.horizon, panel.warmup)),
-                          progress=progress)
+    options = config_options(config, (panel.warmup, *checkpoints(config.horizon, panel.warmup)),
+                             progress)
     out = PanelResult(panel, {}, [], {}, {})
     for entry in panel.entries:
         if entry.field is None:
@@ -649,13 +648,11 @@ def record_steps(horizon: int, num: int, include: Iterable[int] = ()) -> np.ndar
         raise ValueError(f"record_steps: {len(chosen)} steps to include but only {num} slots")
     candidates = np.unique(np.round(np.geomspace(1, horizon, 4 * num)).astype(np.int64))
     candidates = [int(c) for c in candidates if c not in chosen]
-    need = num - len(chosen)
-    if need > 0:
-        picks = np.unique(np.round(np.linspace(0, len(candidates) - 1, need)).astype(int))
-        chosen |= {candidates[i] for i in picks}
-        rest = iter(c for c in range(1, horizon + 1) if c not in chosen)
-        while len(chosen) < num:  # rounding collisions: fill with the earliest free steps
-            chosen.add(next(rest))
+    picks = np.linspace(0, len(candidates) - 1, num - len(chosen))
+    chosen |= {candidates[i] for i in np.unique(np.round(picks).astype(int))}
+    rest = iter(c for c in range(1, horizon + 1) if c not in chosen)
+    while len(chosen) < num:  # rounding collisions: fill with the earliest free steps
+        chosen.add(next(rest))
     return np.asarray(sorted(chosen), dtype=np.int64)
 
 
@@ -682,21 +679,17 @@ def config_options(config: Any, include: Iterable[int] = (), progress: bool | No
                        config.num_records, include, progress)
 
 
-def timer() -> float:
-    """``time.perf_counter()``."""
-    return time.perf_counter()
-
-
 # -- Statistics and verdicts.
 
-def final_regret(result: Result, step: int | None = None) -> np.ndarray:
-    """``(runs,)`` cumulative regret at a recorded ``step`` (default: the horizon)."""
+def final_regret(result: Result, step: int | None = None, metric: str = "regret") -> np.ndarray:
+    """``(runs,)`` cumulative ``metric`` at a recorded ``step`` (default: the horizon)."""
+    values = result.cumulative_regret if metric == "regret" else result.metrics[metric]
     if step is None:
-        return np.asarray(result.cumulative_regret[:, -1], dtype=np.float64)
+        return np.asarray(values[:, -1], dtype=np.float64)
     index = np.flatnonzero(np.asarray(result.steps) == step)
     if index.size == 0:
         raise ValueError(f"step {step} was not recorded (recorded: {result.steps.tolist()})")
-    return np.asarray(result.cumulative_regret[:, index[0]], dtype=np.float64)
+    return np.asarray(values[:, index[0]], dtype=np.float64)
 
 
 def regret_at(result: Result, step: int) -> np.ndarray:
