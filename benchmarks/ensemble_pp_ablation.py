@@ -19,13 +19,13 @@ import numpy as np
 
 import jaxbandits as jb
 from benchmarks import framework as C
+from benchmarks.ensemble_pp_fig2 import TS_LABEL, bayes_reg
 from jaxbandits import Result
 from jaxbandits.linalg import PERTURBATIONS, REFERENCES
 
 NAME = "ensemble_pp_ablation"
 TITLE = "Ensemble++ ablation: reference x perturbation distributions against ensemble size"
 PAIRS: tuple[tuple[str, str], ...] = tuple(itertools.product(REFERENCES, PERTURBATIONS))
-TS_LABEL = "TS (exact)"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -93,8 +93,7 @@ def pair_label(pair: tuple[str, str]) -> str:
 def run_grid(env, size: int, key, config: Config, **options) -> dict[tuple, Result]:
     """``{pair: Result}``: Ensemble++ (the environment's prior and noise), ``M = size``, at
     every pair of the configuration in one ``jb.sweep``."""
-    reg = float(env.noise_std) ** 2 / float(env.prior_var)
-    agent = jb.make_agent("ensemble-pp", ensemble_size=size, reg=reg,
+    agent = jb.make_agent("ensemble-pp", ensemble_size=size, reg=bayes_reg(env),
                           noise_std=float(env.noise_std))
     grid = {"ensemble_size": [size], "reference": list(config.references),
             "perturbation": list(config.perturbations)}
@@ -222,9 +221,8 @@ def body(r: C.Run) -> C.Page:
     results, ts_results, tables, claims = {}, {}, [], []
     for problem in config.problems:
         env = problem.make()
-        reg = float(env.noise_std) ** 2 / float(env.prior_var)
         ts_results[problem] = ts = jb.simulate(
-            env, jb.make_agent("lin-ts", reg=reg, noise_std=float(env.noise_std)), r.key,
+            env, jb.make_agent("lin-ts", reg=bayes_reg(env), noise_std=float(env.noise_std)), r.key,
             config.horizon, config.num_runs, name=TS_LABEL, **options)
         results[problem] = {}
         for m in config.sizes:

@@ -8,7 +8,6 @@ runs ``benchmarks.NAME`` (``NAME --help`` lists the options). A module of ``benc
 from __future__ import annotations
 
 import importlib
-import pkgutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -44,14 +43,11 @@ def reproductions() -> dict[str, tuple[str, str]]:
     source defines ``SCALES`` and ``main`` (not imported)."""
     found = dict(PAPERS)
     folder = Path(__file__).resolve().parent
-    for info in pkgutil.iter_modules([str(folder)]):
-        if (info.ispkg or info.name in found or info.name.startswith("_")
-                or info.name == "reproduce"):  # a package (authors/) is not a reproduction
-            continue
-        source = (folder / f"{info.name}.py").read_text()
-        if "\nSCALES" in source and "\ndef main(" in source:
+    for path in sorted(folder.glob("[!_]*.py")):  # modules, not packages (authors/)
+        source = path.read_text()
+        if path.stem not in found and "\nSCALES" in source and "\ndef main(" in source:
             doc = source.split('"""')[1].strip().splitlines()[0] if '"""' in source else ""
-            found[info.name] = ("", doc)
+            found[path.stem] = ("", doc)
     return found
 
 

@@ -46,7 +46,9 @@ def cli(doc: str, argv=None, quick_defaults: dict | None = None, **flags) -> arg
             {"type": type(default)} if default is not None else {})
         defaults[name] = default
         if quick is not None and name in quick and quick[name] != default:
-            text = f"{text or ''} (quick: {_show(quick[name])})"
+            value = quick[name]
+            shown = ",".join(map(str, value)) if isinstance(value, list) else value
+            text = f"{text or ''} (quick: {shown})"
         parser.add_argument("--" + name.replace("_", "-"), help=text or None, **keywords,
                             default=default if quick is None else None)
     if quick is not None:
@@ -59,10 +61,6 @@ def cli(doc: str, argv=None, quick_defaults: dict | None = None, **flags) -> arg
             if getattr(args, name) is None:
                 setattr(args, name, quick.get(name, default) if args.quick else default)
     return args
-
-
-def _show(value: Any) -> str:
-    return ",".join(map(str, value)) if isinstance(value, list) else str(value)
 
 
 def parse_agent_spec(spec: str) -> tuple[str, tuple[tuple[str, Any], ...]]:
