@@ -166,8 +166,7 @@ def make_agent(name: str, env, config: Config, horizon: int, **fields):
 def options(config: Config, horizon: int, include: Sequence[int] = (),
             progress: bool | None = False) -> dict:
     """The scale's chunk length, records and runs per block: one program for every horizon."""
-    return {**C.config_options(config, include, progress, horizon),
-            "block_runs": config.block_runs}
+    return C.config_options(config, include, progress, horizon, config.block_runs)
 
 
 def run_agents(env, agents: dict[str, tuple[str, dict]], config: Config, key, horizon: int,

@@ -238,8 +238,7 @@ class Runner:
         block_runs = math.ceil(t.num_runs / self.config.blocks)
         if task == "vector" and self.config.lmc_block_runs is not None:
             block_runs = self.config.lmc_block_runs
-        return {**C.config_options(self.config, marks, self.progress, horizon=t.horizon),
-                "block_runs": block_runs}
+        return C.config_options(self.config, marks, self.progress, t.horizon, block_runs)
 
     def grid(self, task: str, label: str, field: str | None, values: Sequence[Any] = (None,),
              **fixed: Any) -> dict[Any, Result]:

@@ -672,11 +672,11 @@ def run_options(horizon: int, chunk_size: int, num_records: int, include: Iterab
 
 
 def config_options(config: Any, include: Iterable[int] = (), progress: bool | None = None,
-                   horizon: int | None = None) -> dict[str, Any]:
+                   horizon: int | None = None, block_runs: int | None = None) -> dict[str, Any]:
     """:func:`run_options` from ``config``'s ``horizon`` (or ``horizon``), ``chunk_size``,
-    ``num_records``."""
+    ``num_records``, and ``block_runs``."""
     return run_options(config.horizon if horizon is None else horizon, config.chunk_size,
-                       config.num_records, include, progress)
+                       config.num_records, include, progress, block_runs)
 
 
 # -- Statistics and verdicts.
