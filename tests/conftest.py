@@ -43,6 +43,31 @@ jax.devices()
 
 TIERS = ("fast", "full", "all")
 
+# The fast tier checks what programs compute, not their last bits: it compiles with JAX's
+# ``jax_disable_most_optimizations`` (XLA's backend at optimization level 0, LLVM's costly passes
+# off), which cuts its compile time, most of its time, by about a third. Every test that compares
+# bits with saved arrays (numbers kept, block sizes kept, legacy checkpoints resumed) or across
+# layouts runs in the full tier, which compiles as users do. JAXBANDITS_TEST_OPTIMIZE=1 compiles
+# the fast tier as users do too.
+OPTIMIZE_ENV = "JAXBANDITS_TEST_OPTIMIZE"
+
+
+def compiles_unoptimized(config) -> bool:
+    """Whether the session compiles with most optimizations off: the fast tier, unless
+    ``JAXBANDITS_TEST_OPTIMIZE`` is set to 1."""
+    return selected_tier(config) == "fast" and not optimizations_asked()
+
+
+def optimizations_asked() -> bool:
+    """Whether ``JAXBANDITS_TEST_OPTIMIZE`` asks the fast tier to compile as users do."""
+    return os.environ.get(OPTIMIZE_ENV, "").strip().lower() in ("1", "on", "true", "yes")
+
+
+def pytest_configure(config):
+    if compiles_unoptimized(config):
+        os.environ["JAX_DISABLE_MOST_OPTIMIZATIONS"] = "1"  # the xdist workers and subprocesses
+        jax.config.update("jax_disable_most_optimizations", True)
+
 
 def pytest_addoption(parser):
     parser.addoption("--tier", choices=TIERS, default=None,
@@ -128,6 +153,8 @@ def pytest_collection_modifyitems(config, items):
 def pytest_report_header(config):
     tier = selected_tier(config)
     more = {"fast": "; the full tier: -m full", "full": "", "all": ""}[tier]
+    if compiles_unoptimized(config):
+        more += f"; compiled with most optimizations off ({OPTIMIZE_ENV}=1: as users compile)"
     return f"jaxbandits test tier: {tier}{more}"
 
 

@@ -32,6 +32,7 @@ def test_a_saved_result_loads():
     assert result.cumulative_regret.shape == (3, 20)
 
 
+@pytest.mark.full  # bits against saved arrays: compiled as users compile (tests/conftest.py)
 @pytest.mark.skipif(not SAME_STREAMS, reason="recorded on another jax version")
 @pytest.mark.parametrize("which", ["finished", "killed"])
 def test_a_checkpoint_resumes_to_the_same_numbers(tmp_path, which):

@@ -6,10 +6,12 @@ compiled), so a test module or marker added later is checked too."""
 from __future__ import annotations
 
 import ast
+import os
 import subprocess
 import sys
 from pathlib import Path
 
+import jax
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -79,6 +81,26 @@ def test_a_named_file_runs_both_of_its_tiers(tiers):
     mixed = sorted({node.split("::")[0] for node in tiers["full"]} & fast_files)[0]
     named = _node_ids(_collect(mixed))
     assert named == {node for node in tiers["all"] if node.startswith(mixed + "::")}
+
+
+def test_only_the_fast_tier_compiles_with_optimizations_off(pytestconfig, monkeypatch):
+    """The fast tier (the README's command) compiles with most optimizations off, in this
+    process and in its xdist workers and subprocesses (the environment variable); every other
+    selection compiles as users do, so the full tier's bit-for-bit checks see users' programs."""
+    import conftest
+
+    tier = conftest.selected_tier(pytestconfig)
+    expected = tier == "fast" and not conftest.optimizations_asked()
+    assert conftest.compiles_unoptimized(pytestconfig) == expected
+    assert jax.config.values["jax_disable_most_optimizations"] == expected
+    assert (os.environ.get("JAX_DISABLE_MOST_OPTIMIZATIONS") == "1") == expected
+    monkeypatch.setattr(conftest, "selected_tier", lambda config: "full")
+    assert not conftest.compiles_unoptimized(pytestconfig)
+    monkeypatch.setattr(conftest, "selected_tier", lambda config: "fast")
+    monkeypatch.setenv(conftest.OPTIMIZE_ENV, "1")
+    assert not conftest.compiles_unoptimized(pytestconfig)
+    monkeypatch.delenv(conftest.OPTIMIZE_ENV)
+    assert conftest.compiles_unoptimized(pytestconfig)
 
 
 def test_modules_that_share_work_are_one_scheduling_unit(pytestconfig, monkeypatch):
