@@ -43,30 +43,53 @@ jax.devices()
 
 TIERS = ("fast", "full", "all")
 
-# The fast tier checks what programs compute, not their last bits: it compiles with JAX's
+# Tests that check what programs compute, not their last bits, compile with JAX's
 # ``jax_disable_most_optimizations`` (XLA's backend at optimization level 0, LLVM's costly passes
-# off), which cuts its compile time, most of its time, by about a third. Every test that compares
-# bits with saved arrays (numbers kept, block sizes kept, legacy checkpoints resumed) or across
-# layouts runs in the full tier, which compiles as users do. JAXBANDITS_TEST_OPTIMIZE=1 compiles
-# the fast tier as users do too.
+# off), which cuts their compile time, most of their time, by about a third: the whole fast tier,
+# and the full tier's tests marked ``unoptimized`` (learning checks, the notebooks, the
+# documentation's examples). Every test that compares bits with saved arrays (numbers kept, block
+# sizes kept, legacy checkpoints resumed), across layouts, devices or processes, or asserts a
+# reproduction's verdict, runs in the full tier unmarked, compiled as users compile.
+# JAXBANDITS_TEST_OPTIMIZE=1 compiles every test as users do.
 OPTIMIZE_ENV = "JAXBANDITS_TEST_OPTIMIZE"
+_FLAG = "jax_disable_most_optimizations"
 
 
 def compiles_unoptimized(config) -> bool:
-    """Whether the session compiles with most optimizations off: the fast tier, unless
+    """Whether the whole session compiles with most optimizations off: the fast tier, unless
     ``JAXBANDITS_TEST_OPTIMIZE`` is set to 1."""
     return selected_tier(config) == "fast" and not optimizations_asked()
 
 
 def optimizations_asked() -> bool:
-    """Whether ``JAXBANDITS_TEST_OPTIMIZE`` asks the fast tier to compile as users do."""
+    """Whether ``JAXBANDITS_TEST_OPTIMIZE`` asks every test to compile as users do."""
     return os.environ.get(OPTIMIZE_ENV, "").strip().lower() in ("1", "on", "true", "yes")
 
 
 def pytest_configure(config):
     if compiles_unoptimized(config):
         os.environ["JAX_DISABLE_MOST_OPTIMIZATIONS"] = "1"  # the xdist workers and subprocesses
-        jax.config.update("jax_disable_most_optimizations", True)
+        jax.config.update(_FLAG, True)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    """In a session that compiles as users do, a test marked ``unoptimized`` compiles with most
+    optimizations off (before its fixtures are built). Going back, every compiled program held
+    in memory is dropped first (JAX's and the runner's, which key programs on their inputs, not
+    on this flag), so an unmarked test never plays a program compiled the other way; the
+    persistent cache keys programs on their compile options, so it keeps both."""
+    if compiles_unoptimized(item.config):
+        return
+    unoptimized = item.get_closest_marker("unoptimized") is not None and not optimizations_asked()
+    if unoptimized == jax.config.values[_FLAG]:
+        return
+    if not unoptimized:
+        from jaxbandits.runner.programs import clear_compiled
+
+        jax.clear_caches()
+        clear_compiled()
+    jax.config.update(_FLAG, unoptimized)
 
 
 def pytest_addoption(parser):

@@ -19,6 +19,8 @@ from jaxbandits.agents import (
     epoch_end,
 )
 
+pytestmark = pytest.mark.unoptimized  # checks what programs compute, not bits (conftest.py)
+
 
 def _data(x):
     return jax.random.key_data(x) if jnp.issubdtype(x.dtype, jax.dtypes.prng_key) else x

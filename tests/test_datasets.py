@@ -27,6 +27,8 @@ from jaxbandits.cli._reports import _table_markdown
 from jaxbandits.envs import datasets
 from jaxbandits.envs.datasets import DataNotFoundError, block_features, load_dataset
 
+pytestmark = pytest.mark.unoptimized  # checks what programs compute, not bits (conftest.py)
+
 SHARED = Path(os.environ["JAXBANDITS_DATA"].split(os.pathsep)[0])  # set by conftest.py
 needs_shared = pytest.mark.skipif(
     not (SHARED / "uci").is_dir() or not (SHARED / "obd").is_dir(),

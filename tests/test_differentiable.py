@@ -15,6 +15,8 @@ import jaxbandits as jb
 from jaxbandits.differentiable import learnable_leaves
 from jaxbandits.differentiable.relaxed import _relaxed_program
 
+pytestmark = pytest.mark.unoptimized  # checks what programs compute, not bits (conftest.py)
+
 MEANS = (0.35, 0.75)
 HORIZON = 4
 

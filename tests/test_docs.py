@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.unoptimized  # checks what programs compute, not bits (conftest.py)
+
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 PAGES = [DOCS / "getting-started.md", *sorted((DOCS / "guides").glob("*.md"))]
 _BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)

@@ -11,6 +11,8 @@ import pytest
 import jaxbandits as jb
 from jaxbandits.envs import Drifting, drifted
 
+pytestmark = pytest.mark.unoptimized  # checks what programs compute, not bits (conftest.py)
+
 PERIOD = 4
 
 

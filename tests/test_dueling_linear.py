@@ -28,6 +28,8 @@ from jaxbandits.agents.duel_select import select_pair
 from jaxbandits.envs.dueling import DuelingSyntheticEnv
 from jaxbandits.linalg import ridge_covariance
 
+pytestmark = pytest.mark.unoptimized  # checks what programs compute, not bits (conftest.py)
+
 DIM, ARMS = 3, 4
 
 

@@ -25,6 +25,8 @@ from jaxbandits.linalg import (
     update_index_set,
 )
 
+pytestmark = pytest.mark.unoptimized  # checks what programs compute, not bits (conftest.py)
+
 NEW_AGENTS = ("lin-es", "lin-phe", "ensemble-sampling", "rrls", "ensemble-pp")
 
 

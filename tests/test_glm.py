@@ -18,6 +18,8 @@ import pytest
 import jaxbandits as jb
 from jaxbandits.linalg import glm_gd
 
+pytestmark = pytest.mark.unoptimized  # checks what programs compute, not bits (conftest.py)
+
 SMALL_LOG = jb.make_env("logistic", dim=5, num_arms=10)
 
 

@@ -28,6 +28,8 @@ from jaxbandits.agents.mab import (
 )
 from jaxbandits.core import Context
 
+pytestmark = pytest.mark.unoptimized  # checks what programs compute, not bits (conftest.py)
+
 K = 4
 DRAWS = 20_000
 CONTEXT = Context(arms=jnp.eye(K))

@@ -11,6 +11,8 @@ import pytest
 
 import jaxbandits as jb
 
+pytestmark = pytest.mark.unoptimized  # checks what programs compute, not bits (conftest.py)
+
 
 @pytest.mark.full
 def test_gradient_tuned_lin_ucb_lands_in_the_best_bracket_of_a_sweep():

@@ -15,6 +15,8 @@ import pytest
 import jaxbandits as jb
 from jaxbandits.agents import NeuralES, NeuralTS, NeuralUCB
 
+pytestmark = pytest.mark.unoptimized  # checks what programs compute, not bits (conftest.py)
+
 TINY_NET = dict(width=8, depth=2, num_grad_steps=5)
 ENV = jb.make_env("quadratic", dim=3, num_arms=4, scale=0.1)
 

@@ -14,6 +14,8 @@ import jaxbandits as jb
 from jaxbandits.core import Context, Feedback, Spec
 from jaxbandits.nets import IndexNetwork, MLPBackbone, feature_dim
 
+pytestmark = pytest.mark.unoptimized  # checks what programs compute, not bits (conftest.py)
+
 NAMES = ("neural-ensemble-pp", "ensemble-plus", "epinet", "neural-greedy")
 TINY = dict(backbone=MLPBackbone(hidden=(8,)), ensemble_size=3, update_start=4, batch_size=4,
             buffer_size=16, num_index_samples=2)

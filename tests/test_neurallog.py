@@ -17,6 +17,8 @@ import jaxbandits as jb
 from jaxbandits.core import Feedback
 from jaxbandits.envs.synthetic import FUNCTIONS, latent_reward
 
+pytestmark = pytest.mark.unoptimized  # checks what programs compute, not bits (conftest.py)
+
 NEURAL = ["neurallog-ucb-1", "neurallog-ucb-2", "neurallog-ts-1", "neurallog-ts-2", "ncbf-ucb"]
 KAPPA_FREE = ["neurallog-ucb-2", "neurallog-ts-2"]  # no kappa anywhere (Alg. 2, Remark I.2)
 HORIZON = 60

@@ -8,7 +8,7 @@ from pathlib import Path
 import matplotlib
 import pytest
 
-pytestmark = pytest.mark.full
+pytestmark = [pytest.mark.full, pytest.mark.unoptimized]  # not bits (conftest.py)
 
 # Notebooks whose story is also run at tiny sizes by their reproduction tests (which inject a
 # smaller SCALE); executing them again at their shipped sizes would only repeat those compiles.

@@ -9,6 +9,7 @@ import ast
 import os
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import jax
@@ -101,6 +102,41 @@ def test_only_the_fast_tier_compiles_with_optimizations_off(pytestconfig, monkey
     assert not conftest.compiles_unoptimized(pytestconfig)
     monkeypatch.delenv(conftest.OPTIMIZE_ENV)
     assert conftest.compiles_unoptimized(pytestconfig)
+
+
+def test_a_marked_full_tier_test_compiles_unoptimized_and_going_back_drops_programs(
+        pytestconfig, monkeypatch):
+    """In a session that compiles as users do, a test marked ``unoptimized`` turns the flag on;
+    the next unmarked test turns it off and drops every program compiled in between (JAX's and
+    the runner's), so it cannot play one."""
+    import conftest
+
+    import jaxbandits.runner.programs as programs
+
+    def item(*marks):
+        return types.SimpleNamespace(config=pytestconfig, get_closest_marker=lambda name: (
+            object() if name in marks else None))
+
+    dropped = []
+    monkeypatch.setattr(programs, "clear_compiled", lambda: dropped.append(True))
+    monkeypatch.setattr(conftest, "compiles_unoptimized", lambda config: False)
+    monkeypatch.delenv(conftest.OPTIMIZE_ENV, raising=False)
+    session_value = jax.config.values["jax_disable_most_optimizations"]
+    double = jax.jit(lambda x: 2.0 * x)
+    try:
+        conftest.pytest_runtest_setup(item("unoptimized", "full"))
+        assert jax.config.values["jax_disable_most_optimizations"]
+        double(1.0)
+        conftest.pytest_runtest_setup(item("unoptimized"))  # no change: programs kept
+        assert double._cache_size() == 1 and not dropped
+        conftest.pytest_runtest_setup(item("full"))
+        assert not jax.config.values["jax_disable_most_optimizations"]
+        assert double._cache_size() == 0 and dropped == [True]
+        monkeypatch.setenv(conftest.OPTIMIZE_ENV, "1")  # every test as users compile
+        conftest.pytest_runtest_setup(item("unoptimized"))
+        assert not jax.config.values["jax_disable_most_optimizations"]
+    finally:
+        jax.config.update("jax_disable_most_optimizations", session_value)
 
 
 def test_modules_that_share_work_are_one_scheduling_unit(pytestconfig, monkeypatch):

@@ -12,6 +12,8 @@ import pytest
 import jaxbandits as jb
 from jaxbandits.results import paired_difference
 
+pytestmark = pytest.mark.unoptimized  # checks what programs compute, not bits (conftest.py)
+
 
 def test_environments_state_their_assumptions():
     linear = jb.make_env("linear", dim=8, noise_std=0.3).assumptions()
